@@ -1,0 +1,70 @@
+//! # ledger-node as a WASI 0.2 component
+//!
+//! Exports the `ledger:node/handler` interface of `wit/node.wit` and imports its
+//! `ledger:node/store`. Each call to `handle` translates the WIT request into the
+//! core's ([`convert`]), reads the clock, the random source and the configuration from
+//! WASI (wall clock, `wasi:random`, environment variables), and runs
+//! `ledger_node_core::handle` over [`WitStore`], the store import.
+//!
+//! The store import is synchronous, so the core's future is complete when first
+//! polled, and [`ledger_node_core::exec::block_on`] drives it.
+//!
+//! Built with `cargo build -p ledger-node-component --target wasm32-wasip2`; a `cdylib`
+//! for that target is already a component.
+
+mod bindings;
+mod convert;
+mod store;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ledger_node_core::time::Timestamp;
+use ledger_node_core::{Config, Env, Error, Method, exec};
+
+use bindings::exports::ledger::node::handler::{Guest, Request, Response};
+use store::WitStore;
+
+/// The exported `handler` interface.
+struct Node;
+
+impl Guest for Node {
+    fn body_limit(method: String, path: String) -> u64 {
+        let limit = ledger_node_core::body_limit(&Method::parse(&method), &path);
+        u64::try_from(limit).unwrap_or(u64::MAX)
+    }
+
+    fn handle(request: Request) -> Response {
+        let request = convert::request(request);
+        let response = match environment() {
+            Ok((config, now, entropy)) => {
+                let env = Env {
+                    now,
+                    entropy,
+                    config: &config,
+                };
+                exec::block_on(ledger_node_core::handle(&request, &env, &WitStore))
+            }
+            Err(error) => error.into_response(),
+        };
+        convert::response(response)
+    }
+}
+
+/// Configuration, the current time and fresh entropy, from WASI.
+fn environment() -> Result<(Config, Timestamp, [u8; 32]), Error> {
+    let config = Config::from_lookup(|name| std::env::var(name).ok())
+        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
+    let micros = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|d| i64::try_from(d.as_micros()).ok())
+        .ok_or_else(|| Error::Internal("the host's wall clock is before 1970".into()))?;
+    let now = Timestamp::from_micros(micros)
+        .map_err(|e| Error::Internal(format!("the host's wall clock: {e}")))?;
+    let mut entropy = [0u8; 32];
+    getrandom::fill(&mut entropy)
+        .map_err(|e| Error::Internal(format!("the host's random source failed: {e}")))?;
+    Ok((config, now, entropy))
+}
+
+bindings::export!(Node with_types_in bindings);

@@ -1,0 +1,100 @@
+//! The operator's endpoints under `/v0/admin/`: bearer-token auth, the storage check
+//! and the reset.
+
+use alloc::vec::Vec;
+
+use crate::config::{self, Config};
+use crate::error::Error;
+use crate::http::{Request, Response};
+use crate::store::{Prefixed, Store, WriteBatch, WriteError, contract};
+
+/// The first byte of keys the node keeps for itself outside the ledger's keyspace
+/// (the storage check's scratch namespaces).
+pub const SCRATCH_PREFIX: u8 = 0xff;
+
+/// Checks the admin bearer token: 403 when admin endpoints are disabled, 401 when the
+/// credential is missing or wrong.
+pub fn authorize(request: &Request, config: &Config) -> Result<(), Error> {
+    let Some(expected) = &config.admin_token else {
+        return Err(Error::Forbidden(alloc::format!(
+            "admin endpoints are disabled: {} is not set",
+            config::ADMIN_TOKEN
+        )));
+    };
+    let token = bearer_token(request)?;
+    if constant_time_eq(token.as_bytes(), expected.as_bytes()) {
+        Ok(())
+    } else {
+        Err(Error::Unauthorized(
+            "the admin bearer token is not valid".into(),
+        ))
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+pub fn bearer_token(request: &Request) -> Result<&str, Error> {
+    let header = request.header("authorization").ok_or_else(|| {
+        Error::Unauthorized(
+            "missing Authorization header; send `Authorization: Bearer <token>`".into(),
+        )
+    })?;
+    let (scheme, token) = header.trim().split_once(' ').unwrap_or((header, ""));
+    let token = token.trim();
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+        return Err(Error::Unauthorized(
+            "the Authorization header must be `Bearer <token>`".into(),
+        ));
+    }
+    Ok(token)
+}
+
+/// Compares without an early exit on the first differing byte.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `POST /v0/admin/store-check`: runs the storage contract against the live backend,
+/// in a fresh scratch namespace that it removes afterwards.
+pub async fn store_check<S: Store>(store: &S, entropy: &[u8; 32]) -> Result<Response, Error> {
+    let mut prefix = Vec::with_capacity(32);
+    prefix.push(SCRATCH_PREFIX);
+    prefix.extend_from_slice(b"store-check/");
+    for byte in entropy.iter().take(8) {
+        prefix.extend_from_slice(alloc::format!("{byte:02x}").as_bytes());
+    }
+    prefix.push(b'/');
+    let namespace = Prefixed::new(store, prefix);
+    let report = contract::run(&namespace).await;
+    // Remove whatever a failed check left behind.
+    namespace
+        .inner()
+        .write(&namespace.clear_batch())
+        .await
+        .map_err(write_failed)?;
+    Ok(Response::ok(&report))
+}
+
+/// `POST /v0/admin/reset`: removes every key, when the operator allowed it.
+pub async fn reset<S: Store>(store: &S, config: &Config) -> Result<Response, Error> {
+    if !config.allow_reset {
+        return Err(Error::Forbidden(alloc::format!(
+            "reset is disabled: set {}=true to allow wiping this node",
+            config::ALLOW_RESET
+        )));
+    }
+    let mut batch = WriteBatch::new();
+    batch.delete_range(Vec::new(), None);
+    store.write(&batch).await.map_err(write_failed)?;
+    Ok(Response::ok(&serde_json::json!({ "reset": true })))
+}
+
+/// A write without preconditions can only fail in the backend.
+pub(crate) fn write_failed(e: WriteError) -> Error {
+    match e {
+        WriteError::Store(e) => Error::Store(e),
+        WriteError::PreconditionFailed { key } => Error::Internal(alloc::format!(
+            "unexpected precondition failure on key {:?}",
+            alloc::string::String::from_utf8_lossy(&key)
+        )),
+    }
+}

@@ -1,0 +1,59 @@
+//! # ledger-node core
+//!
+//! The whole node as a pure library: routing, the ledger model, derived state and every
+//! endpoint. It does no I/O of its own. A host calls one function per request,
+//!
+//! ```text
+//! service::handle(&Request, &Env { now, entropy, config }, &impl Store) -> Response
+//! ```
+//!
+//! and translates its own request and response types to and from [`http`]'s. Time,
+//! randomness and configuration come in through [`Env`]; storage comes through the
+//! [`store::Store`] port, an ordered key-value store with atomic write batches.
+//!
+//! ## Hosts
+//!
+//! | host | crate | store adapter | how it drives the future |
+//! |---|---|---|---|
+//! | Cloudflare Worker | `ledger-node-worker` | D1 (KV caches immutable bodies) | the isolate's event loop |
+//! | WASI 0.2 component | `ledger-node-component` | the WIT `store` import | [`exec::block_on`] |
+//! | native wasmtime host | `ledger-node` (in `tests/`) | SQLite or memory, behind the component's import | inside the component |
+//!
+//! The native host does not link this crate's logic into its binary: it runs the
+//! component, so the tests exercise exactly what is deployed. Its tests also link this
+//! crate directly to run the same scenarios against [`store::MemoryStore`].
+//!
+//! ## Order of checks
+//!
+//! Routing ([`route`]: 404, then 405), body size (413, limits from [`body_limit`]),
+//! authentication (401, 403), parsing (400), then the endpoint's own rules. Every error
+//! is `{"error": "..."}` ([`Error::into_response`]).
+//!
+//! ## Keyspace
+//!
+//! Keys beginning with `0xff` are the node's scratch space ([`admin::SCRATCH_PREFIX`]);
+//! the ledger's keyspace is documented with the modules that own it.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+
+pub mod admin;
+pub mod config;
+pub mod error;
+pub mod exec;
+pub mod http;
+pub mod ingest;
+pub mod route;
+pub mod service;
+pub mod store;
+pub mod time;
+pub mod version;
+
+pub use config::Config;
+pub use error::Error;
+pub use http::{Body, Method, Request, Response};
+pub use service::{Env, body_limit, handle};
+pub use store::Store;

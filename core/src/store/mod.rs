@@ -1,0 +1,250 @@
+//! The storage port: an ordered key-value store, the core's only storage abstraction.
+//!
+//! Keys and values are bytes; keys are ordered bytewise (`memcmp`), shorter first on a
+//! common prefix. The port has four operations:
+//!
+//! - [`Store::get`] and [`Store::get_many`]: point reads (one round trip for many keys);
+//! - [`Store::scan`]: a range in key order, forward or reverse, with a limit;
+//! - [`Store::write`]: an atomic [`WriteBatch`] of puts, deletes and put-if-absent
+//!   preconditions. A failed precondition writes nothing and names the key.
+//!
+//! Adapters: [`MemoryStore`] here (tests, and the component host's memory mode), SQLite
+//! in the native host, D1 in the worker, and the WIT `store` import in the component.
+//! [`contract`] is the test suite every adapter must pass; the node runs it on demand
+//! against its live backend (`POST /v0/admin/store-check`) in a scratch key range.
+//!
+//! Futures are not `Send`: Workers and wasip2 are single-threaded.
+
+pub mod contract;
+mod memory;
+mod prefixed;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+pub use memory::MemoryStore;
+pub use prefixed::Prefixed;
+
+/// A failure of the storage backend (I/O, a lost connection, a bad schema).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError {
+    message: String,
+}
+
+impl StoreError {
+    /// A backend failure described by `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        StoreError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Why a write batch was not applied. Either way, nothing of it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteError {
+    /// A [`Op::PutIfAbsent`] found its key present.
+    PreconditionFailed {
+        /// The first key (in batch order) whose precondition failed.
+        key: Vec<u8>,
+    },
+    /// The backend failed.
+    Store(StoreError),
+}
+
+impl From<StoreError> for WriteError {
+    fn from(e: StoreError) -> Self {
+        WriteError::Store(e)
+    }
+}
+
+/// One operation of a [`WriteBatch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Sets `key` to `value`.
+    Put {
+        /// The key.
+        key: Vec<u8>,
+        /// The value.
+        value: Vec<u8>,
+    },
+    /// Sets `key` to `value` if `key` is absent; otherwise the whole batch fails.
+    PutIfAbsent {
+        /// The key.
+        key: Vec<u8>,
+        /// The value.
+        value: Vec<u8>,
+    },
+    /// Removes `key` (absent keys are fine).
+    Delete {
+        /// The key.
+        key: Vec<u8>,
+    },
+    /// Removes every key in `start..end` (`end: None`: to the end of the keyspace).
+    DeleteRange {
+        /// First key removed.
+        start: Vec<u8>,
+        /// First key kept, if any.
+        end: Option<Vec<u8>>,
+    },
+}
+
+/// Operations applied in order, all or nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteBatch {
+    /// The operations, in order.
+    pub ops: Vec<Op>,
+}
+
+impl WriteBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        WriteBatch::default()
+    }
+
+    /// Adds a put.
+    pub fn put(&mut self, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> &mut Self {
+        self.ops.push(Op::Put {
+            key: key.into(),
+            value: value.into(),
+        });
+        self
+    }
+
+    /// Adds a put that requires `key` to be absent.
+    pub fn put_if_absent(
+        &mut self,
+        key: impl Into<Vec<u8>>,
+        value: impl Into<Vec<u8>>,
+    ) -> &mut Self {
+        self.ops.push(Op::PutIfAbsent {
+            key: key.into(),
+            value: value.into(),
+        });
+        self
+    }
+
+    /// Adds a delete.
+    pub fn delete(&mut self, key: impl Into<Vec<u8>>) -> &mut Self {
+        self.ops.push(Op::Delete { key: key.into() });
+        self
+    }
+
+    /// Adds a range delete.
+    pub fn delete_range(&mut self, start: impl Into<Vec<u8>>, end: Option<Vec<u8>>) -> &mut Self {
+        self.ops.push(Op::DeleteRange {
+            start: start.into(),
+            end,
+        });
+        self
+    }
+
+    /// Whether the batch has no operations.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// A key range to scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// First key included.
+    pub start: Vec<u8>,
+    /// First key excluded; `None`: to the end of the keyspace.
+    pub end: Option<Vec<u8>>,
+    /// At most this many entries.
+    pub limit: u32,
+    /// Descending key order (from just below `end`).
+    pub reverse: bool,
+}
+
+impl Scan {
+    /// Every key that starts with `prefix`, ascending.
+    pub fn prefix(prefix: &[u8], limit: u32) -> Self {
+        Scan {
+            start: prefix.into(),
+            end: prefix_end(prefix),
+            limit,
+            reverse: false,
+        }
+    }
+
+    /// The same range, descending.
+    pub fn reversed(mut self) -> Self {
+        self.reverse = true;
+        self
+    }
+
+    /// Whether `key` lies in the range.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        key >= self.start.as_slice() && self.end.as_deref().is_none_or(|end| key < end)
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix`, or `None` when
+/// there is none (the prefix is empty or all `0xff`).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// A key-value entry.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// The storage port. See the [module docs](self).
+#[expect(
+    async_fn_in_trait,
+    reason = "hosts are single-threaded; futures need not be Send"
+)]
+pub trait Store {
+    /// The value of `key`.
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The values of `keys`, in the same order.
+    async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError>;
+    /// The entries of `scan.start..scan.end`, in key order (descending if `reverse`), at
+    /// most `limit`.
+    async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError>;
+    /// Applies `batch` atomically.
+    async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError>;
+}
+
+impl<S: Store> Store for &S {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).get(key).await
+    }
+    async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        (**self).get_many(keys).await
+    }
+    async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+        (**self).scan(scan).await
+    }
+    async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
+        (**self).write(batch).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_end_is_the_next_prefix() {
+        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_end(&[0x01, 0xff]), Some(alloc::vec![0x02]));
+        assert_eq!(prefix_end(&[0xff, 0xff]), None);
+        assert_eq!(prefix_end(b""), None);
+    }
+}
