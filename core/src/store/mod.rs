@@ -201,6 +201,49 @@ pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// The key a backend must name when `batch` failed a precondition, given which keys
+/// were present before the batch. For backends that learn only *that* a batch failed
+/// (D1 rolls the whole batch back on a constraint violation): replays the batch's
+/// effect on key presence and returns the first [`Op::PutIfAbsent`] whose key would
+/// be present, or `None` if no precondition fails.
+pub fn first_failed_precondition(batch: &WriteBatch, present_before: impl Fn(&[u8]) -> bool) -> Option<Vec<u8>> {
+    use alloc::collections::BTreeMap;
+    // Keys whose presence the batch has decided so far, and the ranges it deleted.
+    let mut decided: BTreeMap<&[u8], bool> = BTreeMap::new();
+    let mut deleted: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
+    for op in &batch.ops {
+        match op {
+            Op::Put { key, .. } => {
+                decided.insert(key, true);
+            }
+            Op::PutIfAbsent { key, .. } => {
+                let present = match decided.get(key.as_slice()) {
+                    Some(present) => *present,
+                    None => {
+                        let in_deleted = deleted.iter().any(|(s, e)| key.as_slice() >= *s && e.is_none_or(|e| key.as_slice() < e));
+                        !in_deleted && present_before(key)
+                    }
+                };
+                if present {
+                    return Some(key.clone());
+                }
+                decided.insert(key, true);
+            }
+            Op::Delete { key } => {
+                decided.insert(key, false);
+            }
+            Op::DeleteRange { start, end } => {
+                let end = end.as_deref();
+                for (_, present) in decided.iter_mut().filter(|(k, _)| **k >= start.as_slice() && end.is_none_or(|e| **k < e)) {
+                    *present = false;
+                }
+                deleted.push((start, end));
+            }
+        }
+    }
+    None
+}
+
 /// A key-value entry.
 pub type Entry = (Vec<u8>, Vec<u8>);
 
@@ -239,6 +282,20 @@ impl<S: Store> Store for &S {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_failed_precondition_is_replayed_from_presence() {
+        let mut batch = WriteBatch::new();
+        batch.put_if_absent(b"a".to_vec(), b"".to_vec()).delete(b"b".to_vec()).put_if_absent(b"b".to_vec(), b"".to_vec());
+        assert_eq!(first_failed_precondition(&batch, |k| k == b"b"), None);
+        assert_eq!(first_failed_precondition(&batch, |k| k == b"a"), Some(b"a".to_vec()));
+        let mut batch = WriteBatch::new();
+        batch.put(b"c".to_vec(), b"".to_vec()).put_if_absent(b"c".to_vec(), b"".to_vec());
+        assert_eq!(first_failed_precondition(&batch, |_| false), Some(b"c".to_vec()));
+        let mut batch = WriteBatch::new();
+        batch.delete_range(b"a".to_vec(), None).put_if_absent(b"x".to_vec(), b"".to_vec());
+        assert_eq!(first_failed_precondition(&batch, |_| true), None);
+    }
 
     #[test]
     fn prefix_end_is_the_next_prefix() {
