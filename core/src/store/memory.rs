@@ -29,6 +29,11 @@ impl MemoryStore {
         self.map.borrow().is_empty()
     }
 
+    /// The value of `key`, synchronously.
+    pub fn get_now(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.map.borrow().get(key).cloned()
+    }
+
     /// The entries of `scan`, synchronously.
     pub fn scan_now(&self, scan: &Scan) -> Vec<Entry> {
         let map = self.map.borrow();

@@ -1,0 +1,191 @@
+//! Runs the ledger-node component in wasmtime.
+//!
+//! The component is compiled once per process ([`Node::new`]; wasmtime's on-disk cache
+//! keeps the compiled code between runs, so a restart does not recompile). Every
+//! request gets a fresh instance in a fresh wasmtime store ([`Node::instance`]), so no
+//! state survives a request except what the node writes through its `store` import,
+//! which this host serves from a [`Backend`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::error::Context as _;
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::backend::Backend;
+
+mod bindings {
+    wasmtime::component::bindgen!({ world: "node", path: "../wit" });
+}
+
+use bindings::exports::ledger::node::handler;
+use bindings::ledger::node::store as wit;
+
+pub use handler::{Request, Response};
+
+/// The component this host was built with (see `build.rs`).
+pub const COMPONENT_PATH: &str = env!("LEDGER_NODE_COMPONENT_PATH");
+
+/// The per-request state of a wasmtime store.
+struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    backend: Arc<Backend>,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// The component's `store` import, served from the backend.
+impl wit::Host for State {
+    fn get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, String> {
+        self.backend.get(&key).map_err(|e| e.to_string())
+    }
+
+    fn get_many(&mut self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, String> {
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        self.backend.get_many(&keys).map_err(|e| e.to_string())
+    }
+
+    fn scan(&mut self, range: wit::ScanRange) -> Result<Vec<wit::Entry>, String> {
+        let scan = ledger_node_core::store::Scan { start: range.start, end: range.end, limit: range.limit, reverse: range.reverse };
+        let entries = self.backend.scan(&scan).map_err(|e| e.to_string())?;
+        Ok(entries.into_iter().map(|(key, value)| wit::Entry { key, value }).collect())
+    }
+
+    fn write(&mut self, ops: Vec<wit::Op>) -> Result<(), wit::WriteError> {
+        use ledger_node_core::store::{Op, WriteBatch, WriteError};
+        let ops = ops
+            .into_iter()
+            .map(|op| match op {
+                wit::Op::Put(e) => Op::Put { key: e.key, value: e.value },
+                wit::Op::PutIfAbsent(e) => Op::PutIfAbsent { key: e.key, value: e.value },
+                wit::Op::Delete(key) => Op::Delete { key },
+                wit::Op::DeleteRange((start, end)) => Op::DeleteRange { start, end },
+            })
+            .collect();
+        self.backend.write(&WriteBatch { ops }).map_err(|e| match e {
+            WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
+            WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
+        })
+    }
+}
+
+/// A wall clock stopped at one instant, for reproducible tests.
+#[derive(Debug, Clone, Copy)]
+struct FixedClock(Duration);
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_micros(1)
+    }
+    fn now(&self) -> Duration {
+        self.0
+    }
+}
+
+/// How to run the node.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Configuration variables (DESIGN section 9) handed to the component's environment.
+    pub config: Vec<(String, String)>,
+    /// A fixed wall clock (time since the Unix epoch); `None`: the real clock.
+    pub fixed_clock: Option<Duration>,
+}
+
+/// The compiled component, ready to instantiate, over one backend.
+pub struct Node {
+    pre: bindings::NodePre<State>,
+    backend: Arc<Backend>,
+    options: Options,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node").field("backend", &self.backend).field("options", &self.options).finish_non_exhaustive()
+    }
+}
+
+/// The wasmtime engine every node of this process shares, with the on-disk cache of
+/// compiled code when it can be used.
+pub fn engine() -> anyhow::Result<Engine> {
+    let mut config = wasmtime::Config::new();
+    match wasmtime::Cache::new(wasmtime::CacheConfig::new()) {
+        Ok(cache) => {
+            config.cache(Some(cache));
+        }
+        Err(e) => eprintln!("ledger-node: compiling without wasmtime's code cache: {e:#}"),
+    }
+    Ok(Engine::new(&config).context("creating the wasmtime engine")?)
+}
+
+impl Node {
+    /// Compiles (or loads from cache) the component and links its imports.
+    pub fn new(engine: &Engine, backend: Backend, options: Options) -> anyhow::Result<Self> {
+        let component = Component::from_file(engine, COMPONENT_PATH)
+            .with_context(|| format!("loading the ledger-node component from {COMPONENT_PATH}"))?;
+        Self::from_component(engine, &component, Arc::new(backend), options)
+    }
+
+    /// Links an already compiled component over `backend`.
+    pub fn from_component(engine: &Engine, component: &Component, backend: Arc<Backend>, options: Options) -> anyhow::Result<Self> {
+        let mut linker = Linker::<State>::new(engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).context("linking WASI")?;
+        bindings::Node::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state).context("linking the store import")?;
+        let pre = bindings::NodePre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
+            .context("checking the component's exports")?;
+        Ok(Node { pre, backend, options })
+    }
+
+    /// The backend this node keeps its state in.
+    pub fn backend(&self) -> &Arc<Backend> {
+        &self.backend
+    }
+
+    /// A fresh instance, for one request.
+    pub fn instance(&self) -> anyhow::Result<Instance> {
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.envs(&self.options.config);
+        if let Some(now) = self.options.fixed_clock {
+            wasi.wall_clock(FixedClock(now));
+        }
+        let state = State { wasi: wasi.build(), table: ResourceTable::new(), backend: Arc::clone(&self.backend) };
+        let mut store = Store::new(self.pre.engine(), state);
+        let bindings = self.pre.instantiate(&mut store).context("instantiating the component")?;
+        Ok(Instance { store, bindings })
+    }
+
+    /// Serves one request with a fresh instance.
+    pub fn handle(&self, request: &Request) -> anyhow::Result<Response> {
+        self.instance()?.handle(request)
+    }
+}
+
+/// One instance of the component, living for one request.
+pub struct Instance {
+    store: Store<State>,
+    bindings: bindings::Node,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instance").finish_non_exhaustive()
+    }
+}
+
+impl Instance {
+    /// The longest body the node reads for `method` and `path`.
+    pub fn body_limit(&mut self, method: &str, path: &str) -> anyhow::Result<u64> {
+        Ok(self.bindings.ledger_node_handler().call_body_limit(&mut self.store, method, path).context("calling body-limit")?)
+    }
+
+    /// Serves `request`.
+    pub fn handle(mut self, request: &Request) -> anyhow::Result<Response> {
+        Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
+    }
+}

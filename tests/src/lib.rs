@@ -1,0 +1,23 @@
+//! # ledger-node, native
+//!
+//! The native host of the ledger-node component, and the home of the cross-host test
+//! suites.
+//!
+//! - [`host`] compiles the component (built by this crate's `build.rs` for
+//!   `wasm32-wasip2`) once with wasmtime, and runs a fresh instance per request over a
+//!   [`backend::Backend`]: a SQLite file ([`sqlite`]) or memory. It serves the
+//!   component's WIT `store` import from that backend; WASI supplies the clock, the
+//!   random source and the configuration ([`config`]) as environment variables.
+//! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
+//!   requests and decides nothing.
+//! - The binary (`src/main.rs`) is the `ledger-node` command line.
+//!
+//! Every request is answered by the component; this crate links the core only for its
+//! storage port types (so that the storage contract suite runs against SQLite
+//! natively) and its configuration parser (to refuse a bad configuration at start-up).
+
+pub mod backend;
+pub mod config;
+pub mod host;
+pub mod server;
+pub mod sqlite;

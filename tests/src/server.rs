@@ -1,0 +1,106 @@
+//! The HTTP/1.1 server of `ledger-node serve`: hyper on tokio, translating each request
+//! for a fresh component instance and back. It decides nothing about the API.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+use crate::host::{self, Node};
+
+/// Serves `node` on `listener` until `shutdown` completes.
+pub async fn serve(listener: TcpListener, node: Arc<Node>, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    eprintln!("ledger-node: accepting a connection failed: {e}");
+                    continue;
+                }
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        let _ = stream.set_nodelay(true);
+        let node = Arc::clone(&node);
+        tokio::spawn(async move {
+            let service = service_fn(move |request| respond(Arc::clone(&node), request));
+            if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
+                if !e.is_incomplete_message() {
+                    eprintln!("ledger-node: connection error: {e}");
+                }
+            }
+        });
+    }
+}
+
+/// Binds `addr`, reporting the address actually bound (port 0 picks a free port).
+pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?;
+    let local = listener.local_addr()?;
+    Ok((listener, local))
+}
+
+async fn respond(node: Arc<Node>, request: hyper::Request<Incoming>) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    Ok(match translate_and_handle(&node, request).await {
+        Ok(response) => response,
+        Err(e) => {
+            eprintln!("ledger-node: serving a request failed: {e:#}");
+            plain_error(500, "internal error; the operator has been told the cause")
+        }
+    })
+}
+
+async fn translate_and_handle(node: &Node, request: hyper::Request<Incoming>) -> anyhow::Result<hyper::Response<Full<Bytes>>> {
+    let (parts, body) = request.into_parts();
+    let mut instance = node.instance()?;
+    let limit = instance.body_limit(parts.method.as_str(), parts.uri.path())?;
+    let declared = parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let body = if declared.is_some_and(|len| len > limit) {
+        None
+    } else {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        match Limited::new(body, limit).collect().await {
+            Ok(collected) => Some(collected.to_bytes().to_vec()),
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => None,
+            Err(e) => anyhow::bail!("reading the request body: {e}"),
+        }
+    };
+    let headers = parts
+        .headers
+        .iter()
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .collect();
+    let request = host::Request {
+        method: parts.method.as_str().to_owned(),
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().unwrap_or("").to_owned(),
+        headers,
+        body,
+    };
+    let response = instance.handle(&request)?;
+    if let Some(log) = &response.log {
+        eprintln!("ledger-node: {} {} -> {}: {log}", request.method, request.path, response.status);
+    }
+    let mut builder = hyper::Response::builder().status(response.status);
+    for (name, value) in &response.headers {
+        builder = builder.header(name, value);
+    }
+    Ok(builder.body(Full::new(Bytes::from(response.body)))?)
+}
+
+fn plain_error(status: u16, message: &str) -> hyper::Response<Full<Bytes>> {
+    let body = serde_json::json!({ "error": message }).to_string();
+    let mut response = hyper::Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    response
+}
