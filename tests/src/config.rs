@@ -7,13 +7,16 @@ use ledger_node_core::config::NAMES;
 
 /// The configuration variables set in this process's environment, checked.
 pub fn from_environment() -> anyhow::Result<Vec<(String, String)>> {
-    let vars: Vec<(String, String)> =
-        NAMES.iter().filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?))).collect();
+    let vars: Vec<(String, String)> = NAMES
+        .iter()
+        .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
+        .collect();
     check(&vars)?;
     Ok(vars)
 }
 
 /// Fails with the variable's name when a value cannot be used.
 pub fn check(vars: &[(String, String)]) -> anyhow::Result<Config> {
-    Config::from_pairs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(|e| anyhow::anyhow!("configuration: {e}"))
+    Config::from_pairs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(|e| anyhow::anyhow!("configuration: {e}"))
 }

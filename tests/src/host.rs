@@ -9,8 +9,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime::error::Context as _;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::error::Context as _;
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -37,7 +37,10 @@ struct State {
 
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -53,9 +56,17 @@ impl wit::Host for State {
     }
 
     fn scan(&mut self, range: wit::ScanRange) -> Result<Vec<wit::Entry>, String> {
-        let scan = ledger_node_core::store::Scan { start: range.start, end: range.end, limit: range.limit, reverse: range.reverse };
+        let scan = ledger_node_core::store::Scan {
+            start: range.start,
+            end: range.end,
+            limit: range.limit,
+            reverse: range.reverse,
+        };
         let entries = self.backend.scan(&scan).map_err(|e| e.to_string())?;
-        Ok(entries.into_iter().map(|(key, value)| wit::Entry { key, value }).collect())
+        Ok(entries
+            .into_iter()
+            .map(|(key, value)| wit::Entry { key, value })
+            .collect())
     }
 
     fn write(&mut self, ops: Vec<wit::Op>) -> Result<(), wit::WriteError> {
@@ -63,16 +74,24 @@ impl wit::Host for State {
         let ops = ops
             .into_iter()
             .map(|op| match op {
-                wit::Op::Put(e) => Op::Put { key: e.key, value: e.value },
-                wit::Op::PutIfAbsent(e) => Op::PutIfAbsent { key: e.key, value: e.value },
+                wit::Op::Put(e) => Op::Put {
+                    key: e.key,
+                    value: e.value,
+                },
+                wit::Op::PutIfAbsent(e) => Op::PutIfAbsent {
+                    key: e.key,
+                    value: e.value,
+                },
                 wit::Op::Delete(key) => Op::Delete { key },
                 wit::Op::DeleteRange((start, end)) => Op::DeleteRange { start, end },
             })
             .collect();
-        self.backend.write(&WriteBatch { ops }).map_err(|e| match e {
-            WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
-            WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
-        })
+        self.backend
+            .write(&WriteBatch { ops })
+            .map_err(|e| match e {
+                WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
+                WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
+            })
     }
 }
 
@@ -107,7 +126,10 @@ pub struct Node {
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Node").field("backend", &self.backend).field("options", &self.options).finish_non_exhaustive()
+        f.debug_struct("Node")
+            .field("backend", &self.backend)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
     }
 }
 
@@ -133,13 +155,27 @@ impl Node {
     }
 
     /// Links an already compiled component over `backend`.
-    pub fn from_component(engine: &Engine, component: &Component, backend: Arc<Backend>, options: Options) -> anyhow::Result<Self> {
+    pub fn from_component(
+        engine: &Engine,
+        component: &Component,
+        backend: Arc<Backend>,
+        options: Options,
+    ) -> anyhow::Result<Self> {
         let mut linker = Linker::<State>::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).context("linking WASI")?;
-        bindings::Node::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state).context("linking the store import")?;
-        let pre = bindings::NodePre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
-            .context("checking the component's exports")?;
-        Ok(Node { pre, backend, options })
+        bindings::Node::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)
+            .context("linking the store import")?;
+        let pre = bindings::NodePre::new(
+            linker
+                .instantiate_pre(component)
+                .context("pre-instantiating the component")?,
+        )
+        .context("checking the component's exports")?;
+        Ok(Node {
+            pre,
+            backend,
+            options,
+        })
     }
 
     /// The backend this node keeps its state in.
@@ -154,9 +190,16 @@ impl Node {
         if let Some(now) = self.options.fixed_clock {
             wasi.wall_clock(FixedClock(now));
         }
-        let state = State { wasi: wasi.build(), table: ResourceTable::new(), backend: Arc::clone(&self.backend) };
+        let state = State {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            backend: Arc::clone(&self.backend),
+        };
         let mut store = Store::new(self.pre.engine(), state);
-        let bindings = self.pre.instantiate(&mut store).context("instantiating the component")?;
+        let bindings = self
+            .pre
+            .instantiate(&mut store)
+            .context("instantiating the component")?;
         Ok(Instance { store, bindings })
     }
 
@@ -181,11 +224,19 @@ impl std::fmt::Debug for Instance {
 impl Instance {
     /// The longest body the node reads for `method` and `path`.
     pub fn body_limit(&mut self, method: &str, path: &str) -> anyhow::Result<u64> {
-        Ok(self.bindings.ledger_node_handler().call_body_limit(&mut self.store, method, path).context("calling body-limit")?)
+        Ok(self
+            .bindings
+            .ledger_node_handler()
+            .call_body_limit(&mut self.store, method, path)
+            .context("calling body-limit")?)
     }
 
     /// Serves `request`.
     pub fn handle(mut self, request: &Request) -> anyhow::Result<Response> {
-        Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
+        Ok(self
+            .bindings
+            .ledger_node_handler()
+            .call_handle(&mut self.store, request)
+            .context("calling handle")?)
     }
 }

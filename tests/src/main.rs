@@ -44,12 +44,23 @@ fn main() -> anyhow::Result<()> {
 fn serve(listen: SocketAddr, db: Option<PathBuf>, memory: bool) -> anyhow::Result<()> {
     let vars = config::from_environment()?;
     let backend = match (&db, memory) {
-        (Some(path), _) => Backend::sqlite(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
+        (Some(path), _) => {
+            Backend::sqlite(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?
+        }
         (None, _) => Backend::memory(),
     };
     let engine = host::engine()?;
-    let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let node = Arc::new(Node::new(
+        &engine,
+        backend,
+        Options {
+            config: vars,
+            fixed_clock: None,
+        },
+    )?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async move {
         let (listener, local) = server::bind(listen).await?;
         eprintln!("ledger-node: serving on http://{local}");

@@ -1,0 +1,53 @@
+//! The cross-host suites: one scenario suite and one storage contract, run against
+//! every host (core + memory store, the component in wasmtime over memory and SQLite,
+//! the worker under `wrangler dev` with local D1 and KV).
+
+mod scenario;
+mod targets;
+mod worker;
+
+use ledger_node::backend::Backend;
+use ledger_node_core::exec::block_on;
+use ledger_node_core::store::contract;
+
+use scenario::run_all;
+use targets::{ComponentTarget, CoreTarget};
+
+#[test]
+fn scenarios_pass_in_the_core_with_the_memory_store() {
+    run_all(&mut CoreTarget::new());
+}
+
+#[test]
+fn scenarios_pass_in_the_component_over_memory() {
+    run_all(&mut ComponentTarget::new(false));
+}
+
+#[test]
+fn scenarios_pass_in_the_component_over_sqlite() {
+    run_all(&mut ComponentTarget::new(true));
+}
+
+#[test]
+fn scenarios_pass_in_the_worker_under_wrangler_dev() {
+    let mut worker = worker::WorkerTarget::start();
+    run_all(&mut worker);
+}
+
+#[test]
+fn the_sqlite_store_honours_the_storage_contract() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let backend = Backend::sqlite(&dir.path().join("contract.sqlite")).expect("a SQLite store");
+    let report = block_on(contract::run(&backend));
+    assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
+    let in_memory =
+        ledger_node::sqlite::SqliteStore::in_memory().expect("an in-memory SQLite store");
+    let report = block_on(contract::run(&Backend::Sqlite(in_memory)));
+    assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
+}
+
+#[test]
+fn the_host_memory_backend_honours_the_storage_contract() {
+    let report = block_on(contract::run(&Backend::memory()));
+    assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
+}

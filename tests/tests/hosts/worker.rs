@@ -1,0 +1,189 @@
+//! The worker under `wrangler dev`, with local D1 and KV, started once for the suite.
+//!
+//! `scripts/wrangler` (installed by `scripts/setup`) runs the pinned wrangler with the
+//! environment the build needs. The D1 schema is applied with `wrangler d1 migrations
+//! apply --local` into a temporary persistence directory, then `wrangler dev` builds the
+//! worker (`worker-build`) and serves it on a free loopback port. Between scenarios the
+//! node is emptied with `POST /v0/admin/reset`.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::scenario::{ADMIN_TOKEN, Outgoing, Received, Target, test_config};
+use super::targets::HttpClient;
+
+/// How long the first `wrangler dev` may take: it builds the worker.
+const START_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// A running `wrangler dev`.
+pub struct WorkerTarget {
+    child: Child,
+    client: HttpClient,
+    _state: tempfile::TempDir,
+    log: PathBuf,
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root")
+        .to_path_buf()
+}
+
+/// `scripts/wrangler`, or a panic that says how to install it.
+fn wrangler() -> Command {
+    let script = workspace().join("scripts/wrangler");
+    assert!(
+        workspace().join("node_modules/.bin/wrangler").exists(),
+        "wrangler is not installed: run scripts/setup (the README's test command does) before the worker suite"
+    );
+    let mut command = Command::new(script);
+    command.current_dir(workspace());
+    command
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+impl WorkerTarget {
+    /// Applies the D1 migrations to fresh local state and starts `wrangler dev`.
+    pub fn start() -> Self {
+        let state = tempfile::tempdir().expect("a temporary directory");
+        let persist = state
+            .path()
+            .to_str()
+            .expect("a UTF-8 temporary path")
+            .to_owned();
+        let output = wrangler()
+            .args([
+                "d1",
+                "migrations",
+                "apply",
+                "DB",
+                "--local",
+                "--persist-to",
+                &persist,
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .expect("running wrangler d1 migrations apply");
+        assert!(
+            output.status.success(),
+            "wrangler d1 migrations apply failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+
+        let port = free_port();
+        let log = state.path().join("wrangler-dev.log");
+        let log_file = std::fs::File::create(&log).expect("a log file");
+        let mut command = wrangler();
+        command.args([
+            "dev",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--inspector-port",
+            &free_port().to_string(),
+            "--persist-to",
+            &persist,
+            "--show-interactive-dev-session=false",
+            "--log-level",
+            "warn",
+        ]);
+        for (name, value) in test_config() {
+            command.args(["--var", &format!("{name}:{value}")]);
+        }
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().expect("a log handle"))
+            .stderr(log_file)
+            .spawn()
+            .expect("starting wrangler dev");
+        let mut target = WorkerTarget {
+            child,
+            client: HttpClient::new(format!("http://127.0.0.1:{port}")),
+            _state: state,
+            log,
+        };
+        target.wait_until_serving(port);
+        target
+    }
+
+    fn wait_until_serving(&mut self, port: u16) {
+        let started = Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("wrangler dev exited with {status}:\n{}", self.log_text());
+            }
+            if started.elapsed() > START_TIMEOUT {
+                panic!(
+                    "wrangler dev did not serve within {START_TIMEOUT:?}:\n{}",
+                    self.log_text()
+                );
+            }
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                let probe = Outgoing {
+                    method: "GET".into(),
+                    target: "/version".into(),
+                    headers: Vec::new(),
+                    body: Vec::new(),
+                };
+                if self.client.send(&probe).status == 200 {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    fn log_text(&self) -> String {
+        let mut text = String::new();
+        let _ = std::fs::File::open(&self.log).and_then(|mut f| f.read_to_string(&mut text));
+        text
+    }
+}
+
+impl Drop for WorkerTarget {
+    fn drop(&mut self) {
+        // wrangler runs workerd as a child: stop the whole process group.
+        let _ = Command::new("kill")
+            .args(["-TERM", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Target for WorkerTarget {
+    fn name(&self) -> &str {
+        "worker under wrangler dev + D1"
+    }
+
+    fn reset(&mut self) {
+        let reset = Outgoing {
+            method: "POST".into(),
+            target: "/v0/admin/reset".into(),
+            headers: vec![("authorization".into(), format!("Bearer {ADMIN_TOKEN}"))],
+            body: Vec::new(),
+        };
+        let received = self.client.send(&reset);
+        assert_eq!(
+            received.status,
+            200,
+            "resetting the worker: {}",
+            String::from_utf8_lossy(&received.body)
+        );
+    }
+
+    fn send(&mut self, outgoing: &Outgoing) -> Received {
+        self.client.send(outgoing)
+    }
+}
