@@ -1,0 +1,90 @@
+//! `ledger-node serve`, the binary, as an operator runs it.
+
+use std::io::Read as _;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+fn serve(db: &std::path::Path, env: &[(&str, &str)]) -> Server {
+    let port = free_port();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
+    command.args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--db"]).arg(db);
+    for name in ledger_node_core::config::NAMES {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("starting ledger-node");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut stderr = String::new();
+            let _ = child.stderr.take().map(|mut s| s.read_to_string(&mut stderr));
+            panic!("ledger-node serve exited with {status}: {stderr}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "ledger-node serve did not listen within a minute");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Server { child, base: format!("http://127.0.0.1:{port}") }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::new_with_config(ureq::Agent::config_builder().http_status_as_error(false).build())
+}
+
+#[test]
+fn serve_answers_version_and_admin_requests_over_http() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve(&dir.path().join("node.sqlite"), &[("LEDGER_NODE_ADMIN_TOKEN", "secret")]);
+    let mut response = agent().get(format!("{}/version", server.base)).call().expect("GET /version");
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = serde_json::from_slice(&response.body_mut().read_to_vec().expect("a body")).expect("JSON");
+    assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
+    let commit_ts = body["commit_ts"].as_str().expect("commit_ts is a string");
+    assert!(ledger_node_core::time::Timestamp::parse(commit_ts).is_ok(), "{commit_ts}");
+
+    let ingest = format!("{}/v0/admin/ingest", server.base);
+    assert_eq!(agent().post(&ingest).send("").expect("POST").status(), 401);
+    let ok = agent().post(&ingest).header("authorization", "Bearer secret").send("\n").expect("POST");
+    assert_eq!(ok.status(), 200);
+    assert!(dir.path().join("node.sqlite").exists(), "the SQLite file is created");
+}
+
+#[test]
+fn admin_endpoints_answer_403_when_no_admin_token_is_configured() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve(&dir.path().join("node.sqlite"), &[]);
+    let mut response =
+        agent().post(format!("{}/v0/admin/ingest", server.base)).header("authorization", "Bearer x").send("").expect("POST");
+    assert_eq!(response.status(), 403);
+    let body = response.body_mut().read_to_string().expect("a body");
+    assert!(body.contains("LEDGER_NODE_ADMIN_TOKEN is not set"), "{body}");
+}
+
+#[test]
+fn a_bad_configuration_value_stops_the_node_naming_the_variable() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let output = Command::new(env!("CARGO_BIN_EXE_ledger-node"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(dir.path().join("node.sqlite"))
+        .env("LEDGER_NODE_SNAPSHOT_PERIOD_HOURS", "often")
+        .output()
+        .expect("running ledger-node");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("LEDGER_NODE_SNAPSHOT_PERIOD_HOURS"), "{stderr}");
+}
