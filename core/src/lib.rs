@@ -50,6 +50,8 @@ pub mod route;
 pub mod service;
 pub mod store;
 pub mod time;
+pub mod update;
+pub mod value;
 pub mod version;
 
 pub use config::Config;

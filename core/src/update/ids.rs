@@ -1,0 +1,128 @@
+//! Identifiers with a shape: template ids and event ids.
+
+use alloc::string::String;
+use core::fmt;
+
+/// A template (or interface) id, `<package-id>:<Module.Path>:<Entity>`. The node
+/// matches templates by their [qualified name](TemplateId::qualified_name) and
+/// ignores the package id (DESIGN section 2).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TemplateId(String);
+
+/// Why a text is not a [`TemplateId`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TemplateIdError;
+
+impl fmt::Display for TemplateIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "expected a template id <package-id>:<Module.Path>:<Entity>, three non-empty parts separated by colons",
+        )
+    }
+}
+
+impl core::error::Error for TemplateIdError {}
+
+impl TemplateId {
+    /// Checks the `<package-id>:<Module.Path>:<Entity>` form.
+    pub fn parse(text: &str) -> Result<Self, TemplateIdError> {
+        let mut parts = text.split(':');
+        let well_formed =
+            parts.by_ref().take(3).filter(|p| !p.is_empty()).count() == 3 && parts.next().is_none();
+        if well_formed {
+            Ok(TemplateId(String::from(text)))
+        } else {
+            Err(TemplateIdError)
+        }
+    }
+
+    /// The whole id, as on the wire.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The package id (before the first colon).
+    pub fn package_id(&self) -> &str {
+        self.split().0
+    }
+
+    /// `<Module.Path>:<Entity>`, the part the node matches on.
+    pub fn qualified_name(&self) -> &str {
+        self.split().1
+    }
+
+    /// The module path (`Platform.Round`).
+    pub fn module_name(&self) -> &str {
+        self.qualified_name()
+            .split_once(':')
+            .map_or("", |(module, _)| module)
+    }
+
+    /// The entity name (`OpenMiningRound`).
+    pub fn entity_name(&self) -> &str {
+        self.qualified_name()
+            .split_once(':')
+            .map_or("", |(_, entity)| entity)
+    }
+
+    fn split(&self) -> (&str, &str) {
+        // `parse` checked there are exactly two colons.
+        self.0.split_once(':').unwrap_or((&self.0, ""))
+    }
+}
+
+impl fmt::Display for TemplateId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether `event_id` has the form `<update_id>:<n>`, `n` a non-negative decimal integer.
+pub fn is_event_id_of(event_id: &str, update_id: &str) -> bool {
+    event_id
+        .strip_prefix(update_id)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_ids_have_three_parts() {
+        let id = TemplateId::parse("abc123:Platform.Round:OpenMiningRound").unwrap();
+        assert_eq!(id.package_id(), "abc123");
+        assert_eq!(id.qualified_name(), "Platform.Round:OpenMiningRound");
+        assert_eq!(id.module_name(), "Platform.Round");
+        assert_eq!(id.entity_name(), "OpenMiningRound");
+        assert_eq!(id.as_str(), "abc123:Platform.Round:OpenMiningRound");
+        let named = TemplateId::parse("#platform:M:E.Nested").unwrap();
+        assert_eq!(named.package_id(), "#platform");
+        assert_eq!(named.entity_name(), "E.Nested");
+        for bad in [
+            "",
+            "Platform.Round:OpenMiningRound",
+            "pkg:Platform.Round:",
+            ":Platform.Round:E",
+            "pkg::E",
+            "pkg:M:E:X",
+            "pkg:M:E:",
+            "pkg",
+        ] {
+            assert_eq!(TemplateId::parse(bad), Err(TemplateIdError), "{bad}");
+        }
+    }
+
+    #[test]
+    fn event_ids_are_the_update_id_and_a_number() {
+        assert!(is_event_id_of("u1:0", "u1"));
+        assert!(is_event_id_of("u1:12", "u1"));
+        assert!(is_event_id_of("a:b:3", "a:b"));
+        for bad in [
+            "u1", "u1:", "u1:x", "u1:-1", "u1:1.0", "u2:1", "u1::1", "u11:1", ":1", "u1:1 ",
+        ] {
+            assert!(!is_event_id_of(bad, "u1"), "{bad}");
+        }
+    }
+}
