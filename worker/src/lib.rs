@@ -1,1 +1,100 @@
-//! placeholder
+//! # ledger-node as a Cloudflare Worker
+//!
+//! The `fetch` handler is the whole shell. For every request it
+//!
+//! 1. reads the configuration from the Worker's `[vars]` and secrets
+//!    ([`ledger_node_core::Config::from_lookup`]; a bad value is a 500 whose log names
+//!    the variable), the time from `Date.now()` and 32 bytes from
+//!    `crypto.getRandomValues` (getrandom's `wasm_js` backend);
+//! 2. translates the request into the core's (`convert`), reading the body no further
+//!    than [`ledger_node_core::body_limit`] allows;
+//! 3. runs [`ledger_node_core::handle`] over [`D1Store`], the D1 database bound as `DB`;
+//! 4. logs a 5xx's [`ledger_node_core::Response::log`] with `console.error` and
+//!    translates the response back.
+//!
+//! Routing, limits, authentication and every answer are the core's: no worker
+//! `Router` here.
+//!
+//! ## Build and run
+//!
+//! `wrangler.toml` (repository root) builds the crate with `worker-build --release
+//! worker` into `worker/build/`, binds the D1 database `DB` (schema in
+//! `worker/migrations/`) and sets the non-secret `[vars]`. `scripts/wrangler` runs the
+//! pinned wrangler with the environment the build needs without GitHub downloads
+//! (`WASM_BINDGEN_BIN`: the `wasm-bindgen` CLI of the pinned version; `ESBUILD_BIN`:
+//! wrangler's own esbuild):
+//!
+//! ```text
+//! scripts/wrangler d1 migrations apply DB --local --persist-to .wrangler/state
+//! scripts/wrangler dev --port 8787 --ip 127.0.0.1 --persist-to .wrangler/state \
+//!     --var LEDGER_NODE_ADMIN_TOKEN:devtoken
+//! curl -X POST -H 'Authorization: Bearer devtoken' localhost:8787/v0/admin/store-check
+//! ```
+
+mod convert;
+mod d1;
+
+use ledger_node_core::time::Timestamp;
+use ledger_node_core::{Config, Env, Error};
+use worker::{Context, Date, console_error, event};
+
+pub use d1::D1Store;
+
+/// The D1 binding that holds the node's key-value table.
+pub const DB_BINDING: &str = "DB";
+
+#[event(fetch)]
+async fn fetch(
+    mut request: worker::Request,
+    env: worker::Env,
+    _ctx: Context,
+) -> worker::Result<worker::Response> {
+    let response = match serve(&mut request, &env).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    };
+    let response = convert::with_valid_status(response);
+    if response.status >= 500 {
+        console_error!(
+            "{} {} answered {}: {}",
+            request.inner().method(),
+            request.path(),
+            response.status,
+            response.log.as_deref().unwrap_or("(no detail)")
+        );
+    }
+    convert::response(response)
+}
+
+/// Serves `request` with the core.
+async fn serve(
+    request: &mut worker::Request,
+    env: &worker::Env,
+) -> Result<ledger_node_core::Response, Error> {
+    let config = Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
+        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
+    let db = env.d1(DB_BINDING).map_err(|e| {
+        Error::Internal(format!(
+            "the D1 database binding `{DB_BINDING}` (wrangler.toml) is unusable: {e}"
+        ))
+    })?;
+    let now = now()?;
+    let mut entropy = [0u8; 32];
+    getrandom::fill(&mut entropy)
+        .map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
+    let request = convert::request(request).await?;
+    let env = Env {
+        now,
+        entropy,
+        config: &config,
+    };
+    Ok(ledger_node_core::handle(&request, &env, &D1Store::new(db)).await)
+}
+
+/// `Date.now()`, in microseconds.
+fn now() -> Result<Timestamp, Error> {
+    let millis = i64::try_from(Date::now().as_millis())
+        .map_err(|_| Error::Internal("Date.now() is out of range".into()))?;
+    Timestamp::from_micros(millis.saturating_mul(1000))
+        .map_err(|e| Error::Internal(format!("Date.now(): {e}")))
+}
