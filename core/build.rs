@@ -17,25 +17,12 @@ fn main() {
             println!("cargo:rerun-if-changed={}", path.display());
         }
     }
-    let epoch = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .or_else(|| {
-            let out = Command::new("git")
-                .args(["log", "-1", "--format=%ct"])
-                .current_dir(&manifest_dir)
-                .output()
-                .ok()?;
-            String::from_utf8(out.stdout)
-                .ok()?
-                .trim()
-                .parse::<i64>()
-                .ok()
-        });
+    let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse::<i64>().ok()).or_else(|| {
+        let out = Command::new("git").args(["log", "-1", "--format=%ct"]).current_dir(&manifest_dir).output().ok()?;
+        String::from_utf8(out.stdout).ok()?.trim().parse::<i64>().ok()
+    });
     let epoch = epoch.unwrap_or_else(|| {
-        println!(
-            "cargo:warning=no git commit and no SOURCE_DATE_EPOCH: commit_ts will be the Unix epoch"
-        );
+        println!("cargo:warning=no git commit and no SOURCE_DATE_EPOCH: commit_ts will be the Unix epoch");
         0
     });
     println!("cargo:rustc-env=LEDGER_NODE_COMMIT_EPOCH={epoch}");

@@ -13,28 +13,16 @@ const PACKAGE: &str = "ledger-node-component";
 const ARTIFACT: &str = "ledger_node_component.wasm";
 
 fn main() {
-    let manifest_dir = PathBuf::from(
-        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
-    );
-    let workspace = manifest_dir
-        .parent()
-        .expect("the host crate lives one level below the workspace root")
-        .to_path_buf();
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace =
+        manifest_dir.parent().expect("the host crate lives one level below the workspace root").to_path_buf();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let target_dir = out_dir.join("component-target");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
 
     let status = Command::new(cargo)
         .current_dir(&workspace)
-        .args([
-            "build",
-            "--locked",
-            "--release",
-            "-p",
-            PACKAGE,
-            "--target",
-            TARGET,
-        ])
+        .args(["build", "--locked", "--release", "-p", PACKAGE, "--target", TARGET])
         .env("CARGO_TARGET_DIR", &target_dir)
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
@@ -51,10 +39,7 @@ fn main() {
 
     let release = target_dir.join(TARGET).join("release");
     let component = release.join(ARTIFACT);
-    println!(
-        "cargo:rustc-env=LEDGER_NODE_COMPONENT_PATH={}",
-        component.display()
-    );
+    println!("cargo:rustc-env=LEDGER_NODE_COMPONENT_PATH={}", component.display());
 
     // Rebuild when any source the component was built from changes: the dep-info file
     // lists them all; Cargo.lock and wit/ are added for good measure.
@@ -62,10 +47,7 @@ fn main() {
     for path in dep_info_sources(&dep_info) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
-    println!(
-        "cargo:rerun-if-changed={}",
-        workspace.join("Cargo.lock").display()
-    );
+    println!("cargo:rerun-if-changed={}", workspace.join("Cargo.lock").display());
     println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
 }
 

@@ -19,22 +19,12 @@ pub fn request(request: handler::Request) -> ledger_node_core::Request {
 
 /// The core's response as a WIT one.
 pub fn response(response: ledger_node_core::Response) -> handler::Response {
-    handler::Response {
-        status: response.status,
-        headers: response.headers,
-        body: response.body,
-        log: response.log,
-    }
+    handler::Response { status: response.status, headers: response.headers, body: response.body, log: response.log }
 }
 
 /// A scan as the WIT range.
 pub fn scan(scan: &Scan) -> wit::ScanRange {
-    wit::ScanRange {
-        start: scan.start.clone(),
-        end: scan.end.clone(),
-        limit: scan.limit,
-        reverse: scan.reverse,
-    }
+    wit::ScanRange { start: scan.start.clone(), end: scan.end.clone(), limit: scan.limit, reverse: scan.reverse }
 }
 
 /// WIT entries as the core's.
@@ -45,14 +35,8 @@ pub fn entries(entries: Vec<wit::Entry>) -> Vec<Entry> {
 /// A core operation as a WIT one.
 pub fn op(op: &Op) -> wit::Op {
     match op {
-        Op::Put { key, value } => wit::Op::Put(wit::Entry {
-            key: key.clone(),
-            value: value.clone(),
-        }),
-        Op::PutIfAbsent { key, value } => wit::Op::PutIfAbsent(wit::Entry {
-            key: key.clone(),
-            value: value.clone(),
-        }),
+        Op::Put { key, value } => wit::Op::Put(wit::Entry { key: key.clone(), value: value.clone() }),
+        Op::PutIfAbsent { key, value } => wit::Op::PutIfAbsent(wit::Entry { key: key.clone(), value: value.clone() }),
         Op::Delete { key } => wit::Op::Delete(key.clone()),
         Op::DeleteRange { start, end } => wit::Op::DeleteRange((start.clone(), end.clone())),
     }
@@ -62,8 +46,6 @@ pub fn op(op: &Op) -> wit::Op {
 pub fn write_error(error: wit::WriteError) -> WriteError {
     match error {
         wit::WriteError::PreconditionFailed(key) => WriteError::PreconditionFailed { key },
-        wit::WriteError::Backend(message) => {
-            WriteError::Store(ledger_node_core::store::StoreError::new(message))
-        }
+        wit::WriteError::Backend(message) => WriteError::Store(ledger_node_core::store::StoreError::new(message)),
     }
 }

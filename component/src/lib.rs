@@ -37,11 +37,7 @@ impl Guest for Node {
         let request = convert::request(request);
         let response = match environment() {
             Ok((config, now, entropy)) => {
-                let env = Env {
-                    now,
-                    entropy,
-                    config: &config,
-                };
+                let env = Env { now, entropy, config: &config };
                 exec::block_on(ledger_node_core::handle(&request, &env, &WitStore))
             }
             Err(error) => error.into_response(),
@@ -59,11 +55,9 @@ fn environment() -> Result<(Config, Timestamp, [u8; 32]), Error> {
         .ok()
         .and_then(|d| i64::try_from(d.as_micros()).ok())
         .ok_or_else(|| Error::Internal("the host's wall clock is before 1970".into()))?;
-    let now = Timestamp::from_micros(micros)
-        .map_err(|e| Error::Internal(format!("the host's wall clock: {e}")))?;
+    let now = Timestamp::from_micros(micros).map_err(|e| Error::Internal(format!("the host's wall clock: {e}")))?;
     let mut entropy = [0u8; 32];
-    getrandom::fill(&mut entropy)
-        .map_err(|e| Error::Internal(format!("the host's random source failed: {e}")))?;
+    getrandom::fill(&mut entropy).map_err(|e| Error::Internal(format!("the host's random source failed: {e}")))?;
     Ok((config, now, entropy))
 }
 

@@ -29,9 +29,7 @@ impl Store for WitStore {
     }
 
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
-        wit::scan(&convert::scan(scan))
-            .map(convert::entries)
-            .map_err(StoreError::new)
+        wit::scan(&convert::scan(scan)).map(convert::entries).map_err(StoreError::new)
     }
 
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {

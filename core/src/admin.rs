@@ -25,25 +25,19 @@ pub fn authorize(request: &Request, config: &Config) -> Result<(), Error> {
     if constant_time_eq(token.as_bytes(), expected.as_bytes()) {
         Ok(())
     } else {
-        Err(Error::Unauthorized(
-            "the admin bearer token is not valid".into(),
-        ))
+        Err(Error::Unauthorized("the admin bearer token is not valid".into()))
     }
 }
 
 /// The token of an `Authorization: Bearer <token>` header.
 pub fn bearer_token(request: &Request) -> Result<&str, Error> {
     let header = request.header("authorization").ok_or_else(|| {
-        Error::Unauthorized(
-            "missing Authorization header; send `Authorization: Bearer <token>`".into(),
-        )
+        Error::Unauthorized("missing Authorization header; send `Authorization: Bearer <token>`".into())
     })?;
     let (scheme, token) = header.trim().split_once(' ').unwrap_or((header, ""));
     let token = token.trim();
     if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
-        return Err(Error::Unauthorized(
-            "the Authorization header must be `Bearer <token>`".into(),
-        ));
+        return Err(Error::Unauthorized("the Authorization header must be `Bearer <token>`".into()));
     }
     Ok(token)
 }
@@ -66,11 +60,7 @@ pub async fn store_check<S: Store>(store: &S, entropy: &[u8; 32]) -> Result<Resp
     let namespace = Prefixed::new(store, prefix);
     let report = contract::run(&namespace).await;
     // Remove whatever a failed check left behind.
-    namespace
-        .inner()
-        .write(&namespace.clear_batch())
-        .await
-        .map_err(write_failed)?;
+    namespace.inner().write(&namespace.clear_batch()).await.map_err(write_failed)?;
     Ok(Response::ok(&report))
 }
 

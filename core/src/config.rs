@@ -26,16 +26,8 @@ pub const NAMES_COIN: &str = "LEDGER_NODE_NAMES_COIN";
 pub const ALLOW_RESET: &str = "LEDGER_NODE_ALLOW_RESET";
 
 /// Every configuration name the node reads.
-pub const NAMES: [&str; 8] = [
-    ADMIN_TOKEN,
-    JWT_HS256_SECRET,
-    JWT_JWKS,
-    JWT_AUDIENCE,
-    SNAPSHOT_PERIOD_HOURS,
-    NAMES_ROOT,
-    NAMES_COIN,
-    ALLOW_RESET,
-];
+pub const NAMES: [&str; 8] =
+    [ADMIN_TOKEN, JWT_HS256_SECRET, JWT_JWKS, JWT_AUDIENCE, SNAPSHOT_PERIOD_HOURS, NAMES_ROOT, NAMES_COIN, ALLOW_RESET];
 
 /// The node's configuration.
 #[derive(Clone, PartialEq, Eq)]
@@ -61,10 +53,7 @@ impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
             .field("admin_token", &self.admin_token.as_ref().map(|_| "<set>"))
-            .field(
-                "jwt_hs256_secret",
-                &self.jwt_hs256_secret.as_ref().map(|_| "<set>"),
-            )
+            .field("jwt_hs256_secret", &self.jwt_hs256_secret.as_ref().map(|_| "<set>"))
             .field("jwt_jwks", &self.jwt_jwks.as_ref().map(|_| "<set>"))
             .field("jwt_audience", &self.jwt_audience)
             .field("snapshot_period_hours", &self.snapshot_period_hours)
@@ -106,10 +95,7 @@ impl Default for Config {
             jwt_jwks: None,
             jwt_audience: None,
             snapshot_period_hours: 3,
-            names: Names {
-                root: "Platform".into(),
-                coin: "Coin".into(),
-            },
+            names: Names { root: "Platform".into(), coin: "Coin".into() },
             allow_reset: false,
         }
     }
@@ -121,10 +107,9 @@ impl Config {
         let mut config = Config::default();
         let secret = |name: &'static str| -> Result<Option<String>, ConfigError> {
             match lookup(name) {
-                Some(v) if v.is_empty() => Err(ConfigError {
-                    name,
-                    problem: "is set but empty; unset it or give a value".into(),
-                }),
+                Some(v) if v.is_empty() => {
+                    Err(ConfigError { name, problem: "is set but empty; unset it or give a value".into() })
+                }
                 other => Ok(other),
             }
         };
@@ -133,11 +118,8 @@ impl Config {
         config.jwt_audience = secret(JWT_AUDIENCE)?;
         config.jwt_jwks = secret(JWT_JWKS)?;
         if let Some(jwks) = &config.jwt_jwks {
-            let parsed: serde_json::Value =
-                serde_json::from_str(jwks).map_err(|e| ConfigError {
-                    name: JWT_JWKS,
-                    problem: alloc::format!("is not valid JSON: {e}"),
-                })?;
+            let parsed: serde_json::Value = serde_json::from_str(jwks)
+                .map_err(|e| ConfigError { name: JWT_JWKS, problem: alloc::format!("is not valid JSON: {e}") })?;
             if !parsed.get("keys").is_some_and(serde_json::Value::is_array) {
                 return Err(ConfigError {
                     name: JWT_JWKS,
@@ -151,22 +133,14 @@ impl Config {
                 _ => {
                     return Err(ConfigError {
                         name: SNAPSHOT_PERIOD_HOURS,
-                        problem: alloc::format!(
-                            "must be a whole number of hours from 1 to 24, not {hours:?}"
-                        ),
+                        problem: alloc::format!("must be a whole number of hours from 1 to 24, not {hours:?}"),
                     });
                 }
             };
         }
-        for (name, slot) in [
-            (NAMES_ROOT, &mut config.names.root),
-            (NAMES_COIN, &mut config.names.coin),
-        ] {
+        for (name, slot) in [(NAMES_ROOT, &mut config.names.root), (NAMES_COIN, &mut config.names.coin)] {
             if let Some(value) = lookup(name) {
-                let valid = value
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic())
+                let valid = value.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
                     && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                 if !valid {
                     return Err(ConfigError {
@@ -195,16 +169,9 @@ impl Config {
     }
 
     /// Configuration from name-value pairs (later pairs win).
-    pub fn from_pairs<'a>(
-        pairs: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
-    ) -> Result<Config, ConfigError> {
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)> + Clone) -> Result<Config, ConfigError> {
         Config::from_lookup(|name| {
-            pairs
-                .clone()
-                .into_iter()
-                .filter(|(n, _)| *n == name)
-                .last()
-                .map(|(_, v)| v.to_string())
+            pairs.clone().into_iter().filter(|(n, _)| *n == name).last().map(|(_, v)| v.to_string())
         })
     }
 }
@@ -233,13 +200,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.admin_token.as_deref(), Some("t"));
         assert_eq!(c.snapshot_period_hours, 6);
-        assert_eq!(
-            c.names,
-            Names {
-                root: "Splice".into(),
-                coin: "Amulet".into()
-            }
-        );
+        assert_eq!(c.names, Names { root: "Splice".into(), coin: "Amulet".into() });
         assert!(c.allow_reset);
     }
 

@@ -60,14 +60,11 @@ impl Error {
     pub fn into_response(self) -> Response {
         let status = self.status();
         let (message, log) = match &self {
-            Error::Internal(detail) => (
-                String::from("internal error; the operator has been told the cause"),
-                Some(detail.clone()),
-            ),
+            Error::Internal(detail) => {
+                (String::from("internal error; the operator has been told the cause"), Some(detail.clone()))
+            }
             Error::Store(e) => (
-                String::from(
-                    "storage backend failed; retry with back-off, and tell the operator if it persists",
-                ),
+                String::from("storage backend failed; retry with back-off, and tell the operator if it persists"),
                 Some(alloc::format!("store: {e}")),
             ),
             _ => (alloc::format!("{self}"), None),
@@ -96,10 +93,9 @@ impl fmt::Display for Error {
             Error::MethodNotAllowed { allowed } => {
                 write!(f, "method not allowed; this path answers to {allowed}")
             }
-            Error::PayloadTooLarge { limit } => write!(
-                f,
-                "request body too large; this endpoint accepts at most {limit} bytes"
-            ),
+            Error::PayloadTooLarge { limit } => {
+                write!(f, "request body too large; this endpoint accepts at most {limit} bytes")
+            }
             Error::Store(e) => write!(f, "{e}"),
         }
     }

@@ -97,10 +97,7 @@ impl Request {
 
     /// The first value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
@@ -120,29 +117,20 @@ pub struct Response {
 impl Response {
     /// A JSON response with the given status.
     pub fn json(status: u16, body: Vec<u8>) -> Self {
-        Response {
-            status,
-            headers: alloc::vec![("content-type".into(), "application/json".into())],
-            body,
-            log: None,
-        }
+        Response { status, headers: alloc::vec![("content-type".into(), "application/json".into())], body, log: None }
     }
 
     /// A 200 response whose body is `value` serialized as JSON.
     pub fn ok<T: serde::Serialize>(value: &T) -> Self {
         match serde_json::to_vec(value) {
             Ok(body) => Response::json(200, body),
-            Err(e) => crate::Error::Internal(alloc::format!("serializing a response: {e}"))
-                .into_response(),
+            Err(e) => crate::Error::Internal(alloc::format!("serializing a response: {e}")).into_response(),
         }
     }
 
     /// The first value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
@@ -175,14 +163,11 @@ pub fn percent_decode(text: &str) -> Option<String> {
 /// The decoded value of query parameter `name`: `None` when absent, `Some(Err(()))`
 /// when present but not decodable.
 pub fn query_param(query: &str, name: &str) -> Option<Result<String, ()>> {
-    query
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .find_map(|pair| {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            let key = percent_decode(&key.replace('+', " "))?;
-            (key == name).then(|| percent_decode(&value.replace('+', " ")).ok_or(()))
-        })
+    query.split('&').filter(|pair| !pair.is_empty()).find_map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = percent_decode(&key.replace('+', " "))?;
+        (key == name).then(|| percent_decode(&value.replace('+', " ")).ok_or(()))
+    })
 }
 
 #[cfg(test)]
@@ -201,10 +186,7 @@ mod tests {
     #[test]
     fn query_parameters_are_found_and_decoded() {
         let q = "after=2024-01-01T00%3A00%3A00Z&migration_id=3&flag";
-        assert_eq!(
-            query_param(q, "after"),
-            Some(Ok("2024-01-01T00:00:00Z".into()))
-        );
+        assert_eq!(query_param(q, "after"), Some(Ok("2024-01-01T00:00:00Z".into())));
         assert_eq!(query_param(q, "migration_id"), Some(Ok("3".into())));
         assert_eq!(query_param(q, "flag"), Some(Ok("".into())));
         assert_eq!(query_param(q, "missing"), None);
@@ -214,8 +196,7 @@ mod tests {
     #[test]
     fn header_lookup_ignores_case() {
         let mut req = Request::new(Method::Get, "/version?x=1");
-        req.headers
-            .push(("Authorization".into(), "Bearer t".into()));
+        req.headers.push(("Authorization".into(), "Bearer t".into()));
         assert_eq!(req.header("authorization"), Some("Bearer t"));
         assert_eq!(req.query, "x=1");
         assert_eq!(req.path, "/version");

@@ -9,17 +9,15 @@ use alloc::vec::Vec;
 
 use serde::Serialize;
 
+use crate::admin;
 use crate::error::Error;
-use crate::store::Store;
+use crate::keys::{self, Key};
+use crate::ledger::{self, Outcome, stage::Stage};
+use crate::store::{Scan, Store, WriteError};
+use crate::update::Update;
 
 /// The kinds of ingest record.
-const KINDS: [&str; 5] = [
-    "update",
-    "topology",
-    "backfill",
-    "roll_forward_lsu",
-    "wallet_user",
-];
+const KINDS: [&str; 5] = ["update", "topology", "backfill", "roll_forward_lsu", "wallet_user"];
 
 /// What an ingest batch changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -89,25 +87,97 @@ pub fn parse_lines(body: &[u8]) -> Result<Vec<Line>, Error> {
                 KINDS.join(", ")
             )));
         };
-        lines.push(Line {
-            number,
-            kind,
-            payload,
-        });
+        lines.push(Line { number, kind, payload });
     }
     Ok(lines)
 }
 
+/// How often a batch is retried when another batch committed while it was prepared.
+const ATTEMPTS: usize = 5;
+
+/// One parsed record of a batch.
+#[derive(Debug)]
+enum Record {
+    Update(Update),
+}
+
+/// Parses every record of the batch, refusing the first invalid one.
+fn parse_records(lines: Vec<Line>) -> Result<Vec<(usize, Record)>, Error> {
+    lines
+        .into_iter()
+        .map(|line| {
+            let record = match line.kind {
+                "update" => Update::parse(&line.payload).map(Record::Update),
+                other => {
+                    return Err(Error::BadRequest(format!(
+                        "line {}: {other}: records of this kind are not ingested by this node yet",
+                        line.number
+                    )));
+                }
+            };
+            record.map(|r| (line.number, r)).map_err(|e| Error::BadRequest(format!("line {}: {e}", line.number)))
+        })
+        .collect()
+}
+
 /// Applies one ingest batch atomically and says what changed.
-pub async fn ingest<S: Store>(body: &[u8], _store: &S) -> Result<Summary, Error> {
-    let lines = parse_lines(body)?;
-    if let Some(line) = lines.first() {
-        return Err(Error::BadRequest(format!(
-            "line {}: {}: records of this kind are not ingested by this node yet",
-            line.number, line.kind
-        )));
+///
+/// Every record is parsed before the store is touched, the batch's reads are fetched in
+/// one round trip, and all of its writes go in one atomic write batch guarded by the
+/// ingest generation: if another batch committed in between, this one is prepared again
+/// on the new state.
+pub async fn ingest<S: Store>(body: &[u8], store: &S) -> Result<Summary, Error> {
+    let records = parse_records(parse_lines(body)?)?;
+    for _ in 0..ATTEMPTS {
+        let mut stage = Stage::new(store);
+        let generation = current_generation(store).await?;
+        stage
+            .prefetch(records.iter().flat_map(|(_, record)| match record {
+                Record::Update(update) => ledger::keys_read(update),
+            }))
+            .await?;
+        let mut summary = Summary::default();
+        for (number, record) in &records {
+            match record {
+                Record::Update(update) => match ledger::apply_update(&mut stage, update).await {
+                    Ok(Outcome::New) => summary.applied.update += 1,
+                    Ok(Outcome::Unchanged) => summary.unchanged += 1,
+                    Err(Error::Conflict(message)) => {
+                        return Err(Error::Conflict(format!(
+                            "line {number}: {message}; nothing of this batch was applied"
+                        )));
+                    }
+                    Err(other) => return Err(other),
+                },
+            }
+        }
+        if stage.is_empty() {
+            return Ok(summary);
+        }
+        let next = generation_key(generation.saturating_add(1));
+        if generation > 0 {
+            stage.first().delete(generation_key(generation));
+        }
+        stage.first().put_if_absent(next.clone(), Vec::new());
+        match store.write(&stage.into_batch()).await {
+            Ok(()) => return Ok(summary),
+            Err(WriteError::PreconditionFailed { key }) if key == next => continue,
+            Err(e) => return Err(admin::write_failed(e)),
+        }
     }
-    Ok(Summary::default())
+    Err(Error::Conflict(
+        "other ingest batches kept committing while this one was prepared; nothing was applied; retry".into(),
+    ))
+}
+
+fn generation_key(generation: i64) -> Vec<u8> {
+    Key::new(keys::GENERATION).i64(generation).into_bytes()
+}
+
+/// The number of ingest batches committed so far.
+async fn current_generation<S: Store>(store: &S) -> Result<i64, Error> {
+    let latest = store.scan(&Scan::prefix(&[keys::GENERATION], 1).reversed()).await?;
+    Ok(latest.first().and_then(|(key, _)| keys::decode_i64(key, 1)).unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -128,14 +198,8 @@ mod tests {
             (b"\n{", "line 2: not valid JSON"),
             (b"[1]", "line 1: a record must be a JSON object"),
             (b"{}", "line 1: a record must have exactly one key"),
-            (
-                b"{\"update\":{},\"backfill\":{}}",
-                "line 1: a record must have exactly one key",
-            ),
-            (
-                b"{\"upgrade\":{}}",
-                "line 1: unknown record kind \"upgrade\"",
-            ),
+            (b"{\"update\":{},\"backfill\":{}}", "line 1: a record must have exactly one key"),
+            (b"{\"upgrade\":{}}", "line 1: unknown record kind \"upgrade\""),
         ];
         for (body, want) in cases {
             match parse_lines(body) {

@@ -46,6 +46,8 @@ pub mod error;
 pub mod exec;
 pub mod http;
 pub mod ingest;
+pub mod keys;
+pub mod ledger;
 pub mod route;
 pub mod service;
 pub mod store;

@@ -125,11 +125,7 @@ impl<'a> Route<'a> {
             "GET" => matches!(method, Method::Get | Method::Head),
             _ => method.as_str() == allowed,
         };
-        if method_ok {
-            Ok(route)
-        } else {
-            Err(RouteError::MethodNotAllowed { allowed })
-        }
+        if method_ok { Ok(route) } else { Err(RouteError::MethodNotAllowed { allowed }) }
     }
 
     /// The route a path names, with the one method it answers to.
@@ -150,82 +146,31 @@ impl<'a> Route<'a> {
         use Route::*;
         let found = match seg {
             ["version"] => (Version, "GET"),
-            ["v2", "updates", id] => (
-                UpdateById {
-                    api: UpdateApi::V2,
-                    update_id: id,
-                },
-                "GET",
-            ),
-            ["v1", "updates", id] => (
-                UpdateById {
-                    api: UpdateApi::V1,
-                    update_id: id,
-                },
-                "GET",
-            ),
-            [
-                "v0",
-                "internal",
-                "reward-accounting-process",
-                "rounds",
-                "earliest-available",
-            ]
-            | [
-                "v0",
-                "reward-accounting-process",
-                "rounds",
-                "earliest-available",
-            ] => (EarliestRound, "GET"),
+            ["v2", "updates", id] => (UpdateById { api: UpdateApi::V2, update_id: id }, "GET"),
+            ["v1", "updates", id] => (UpdateById { api: UpdateApi::V1, update_id: id }, "GET"),
+            ["v0", "internal", "reward-accounting-process", "rounds", "earliest-available"]
+            | ["v0", "reward-accounting-process", "rounds", "earliest-available"] => (EarliestRound, "GET"),
             ["v0", "backfilling", "migration-info"] => (MigrationInfo, "POST"),
             ["v0", "state", "acs", "snapshot-timestamp-after"] => (SnapshotTimestampAfter, "GET"),
             ["v0", "closed-rounds"] => (ClosedRounds, "GET"),
             ["v0", "coin-price", "votes"] => (CoinPriceVotes, "GET"),
-            [
-                "v0",
-                "domains",
-                domain_id,
-                "parties",
-                party_id,
-                "participant-id",
-            ] => (
-                PartyParticipant {
-                    domain_id,
-                    party_id,
-                },
-                "GET",
-            ),
+            ["v0", "domains", domain_id, "parties", party_id, "participant-id"] => {
+                (PartyParticipant { domain_id, party_id }, "GET")
+            }
             ["v0", "roll-forward-lsu"] => (RollForwardLsu, "GET"),
-            [
-                "registry",
-                "transfer-instruction",
-                "v2",
-                id,
-                "choice-contexts",
-                choice,
-            ] => {
+            ["registry", "transfer-instruction", "v2", id, "choice-contexts", choice] => {
                 let choice = match *choice {
                     "reject" => TransferChoice::Reject,
                     "accept" => TransferChoice::Accept,
                     "withdraw" => TransferChoice::Withdraw,
                     _ => return None,
                 };
-                (
-                    ChoiceContext {
-                        transfer_instruction_id: id,
-                        choice,
-                    },
-                    "POST",
-                )
+                (ChoiceContext { transfer_instruction_id: id, choice }, "POST")
             }
             ["v0", "wallet", "buy-traffic-requests"] => (BuyTraffic, "POST"),
-            [
-                "v0",
-                "wallet",
-                "buy-traffic-requests",
-                tracking_id,
-                "status",
-            ] => (BuyTrafficStatus { tracking_id }, "POST"),
+            ["v0", "wallet", "buy-traffic-requests", tracking_id, "status"] => {
+                (BuyTrafficStatus { tracking_id }, "POST")
+            }
             ["v0", "admin", "ingest"] => (AdminIngest, "POST"),
             ["v0", "admin", "tick"] => (AdminTick, "POST"),
             ["v0", "admin", "wallet", "buy-traffic-requests"] => (AdminBuyTrafficRequests, "GET"),
@@ -244,13 +189,7 @@ mod tests {
 
     macro_rules! route {
         ($method:expr, $path:expr => $expected:expr) => {
-            assert_eq!(
-                Route::parse(&$method, $path),
-                $expected,
-                "{} {}",
-                $method.as_str(),
-                $path
-            )
+            assert_eq!(Route::parse(&$method, $path), $expected, "{} {}", $method.as_str(), $path)
         };
     }
 

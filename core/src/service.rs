@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::http::{Body, Method, Request, Response};
 use crate::ingest;
+use crate::ledger;
 use crate::route::{Route, RouteError};
 use crate::store::Store;
 use crate::time::Timestamp;
@@ -52,15 +53,9 @@ pub async fn handle<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Re
     response
 }
 
-async fn dispatch<S: Store>(
-    request: &Request,
-    env: &Env<'_>,
-    store: &S,
-) -> Result<Response, Error> {
+async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Result<Response, Error> {
     let route = Route::parse(&request.method, &request.path).map_err(|e| match e {
-        RouteError::NotFound => {
-            Error::NotFound(alloc::format!("no such endpoint: {}", request.path))
-        }
+        RouteError::NotFound => Error::NotFound(alloc::format!("no such endpoint: {}", request.path)),
         RouteError::MethodNotAllowed { allowed } => Error::MethodNotAllowed { allowed },
     })?;
     let limit = body_limit(&request.method, &request.path);
@@ -70,6 +65,7 @@ async fn dispatch<S: Store>(
     };
     match route {
         Route::Version => Ok(Response::ok(&version::current())),
+        Route::UpdateById { api, update_id } => ledger::updates::get(store, api, update_id, &request.query).await,
         Route::AdminIngest => {
             admin::authorize(request, env.config)?;
             Ok(Response::ok(&ingest::ingest(body, store).await?))
@@ -82,9 +78,6 @@ async fn dispatch<S: Store>(
             admin::authorize(request, env.config)?;
             admin::reset(store, env.config).await
         }
-        _ => Err(Error::NotFound(alloc::format!(
-            "{} is not served by this node yet",
-            request.path
-        ))),
+        _ => Err(Error::NotFound(alloc::format!("{} is not served by this node yet", request.path))),
     }
 }

@@ -69,17 +69,13 @@ impl Timestamp {
 
     /// Parses an RFC 3339 timestamp (`YYYY-MM-DDTHH:MM:SS[.ffffff](Z|±HH:MM)`).
     pub fn parse(text: &str) -> Result<Self, TimeError> {
-        const BAD: TimeError =
-            TimeError("expected an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z");
+        const BAD: TimeError = TimeError("expected an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z");
         let b = text.as_bytes();
         if b.len() < 20 {
             return Err(BAD);
         }
         let date = Date::parse(text.get(..10).ok_or(BAD)?).map_err(|_| BAD)?;
-        if !matches!(b.get(10), Some(b'T' | b't' | b' '))
-            || b.get(13) != Some(&b':')
-            || b.get(16) != Some(&b':')
-        {
+        if !matches!(b.get(10), Some(b'T' | b't' | b' ')) || b.get(13) != Some(&b':') || b.get(16) != Some(&b':') {
             return Err(BAD);
         }
         let hour = digits(b, 11, 2).ok_or(BAD)?;
@@ -95,9 +91,7 @@ impl Timestamp {
             let start = pos;
             while let Some(d) = b.get(pos).filter(|d| d.is_ascii_digit()) {
                 if pos - start >= 6 {
-                    return Err(TimeError(
-                        "timestamps have at most six fractional digits (microseconds)",
-                    ));
+                    return Err(TimeError("timestamps have at most six fractional digits (microseconds)"));
                 }
                 fraction = fraction * 10 + i64::from(d - b'0');
                 pos += 1;
@@ -122,8 +116,7 @@ impl Timestamp {
             }
             _ => return Err(BAD),
         };
-        let seconds = i64::from(date.0) * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second
-            - offset_seconds;
+        let seconds = i64::from(date.0) * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offset_seconds;
         Self::from_micros(seconds * MICROS_PER_SECOND + fraction)
     }
 
@@ -231,9 +224,7 @@ fn days_in_month(year: i64, month: i64) -> i64 {
 /// The decimal number in `len` ASCII digits at `start`, if they are all digits.
 fn digits(bytes: &[u8], start: usize, len: usize) -> Option<i64> {
     let slice = bytes.get(start..start.checked_add(len)?)?;
-    slice.iter().try_fold(0i64, |acc, d| {
-        d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0'))
-    })
+    slice.iter().try_fold(0i64, |acc, d| d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0')))
 }
 
 /// Formats a timestamp into a new string.
@@ -296,12 +287,9 @@ mod tests {
 
     #[test]
     fn dates_round_trip() {
-        for (days, text) in [
-            (19_986, "2024-09-20"),
-            (0, "1970-01-01"),
-            (-719_162, "0001-01-01"),
-            (11_016, "2000-02-29"),
-        ] {
+        for (days, text) in
+            [(19_986, "2024-09-20"), (0, "1970-01-01"), (-719_162, "0001-01-01"), (11_016, "2000-02-29")]
+        {
             let date = Date::from_days(days).unwrap();
             assert_eq!(date.to_string(), text);
             assert_eq!(Date::parse(text).unwrap(), date);

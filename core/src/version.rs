@@ -19,8 +19,5 @@ pub struct Version {
 pub fn current() -> Version {
     let epoch: i64 = env!("LEDGER_NODE_COMMIT_EPOCH").parse().unwrap_or(0);
     let commit = Timestamp::from_unix_seconds(epoch).unwrap_or(Timestamp::UNIX_EPOCH);
-    Version {
-        version: env!("CARGO_PKG_VERSION"),
-        commit_ts: alloc::format!("{commit}"),
-    }
+    Version { version: env!("CARGO_PKG_VERSION"), commit_ts: alloc::format!("{commit}") }
 }

@@ -3,9 +3,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use ledger_node_core::store::{
-    Entry, MemoryStore, Scan, Store, StoreError, WriteBatch, WriteError,
-};
+use ledger_node_core::store::{Entry, MemoryStore, Scan, Store, StoreError, WriteBatch, WriteError};
 
 use crate::sqlite::SqliteStore;
 

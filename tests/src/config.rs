@@ -7,10 +7,8 @@ use ledger_node_core::config::NAMES;
 
 /// The configuration variables set in this process's environment, checked.
 pub fn from_environment() -> anyhow::Result<Vec<(String, String)>> {
-    let vars: Vec<(String, String)> = NAMES
-        .iter()
-        .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
-        .collect();
+    let vars: Vec<(String, String)> =
+        NAMES.iter().filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?))).collect();
     check(&vars)?;
     Ok(vars)
 }

@@ -37,10 +37,7 @@ struct State {
 
 impl WasiView for State {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 
@@ -63,10 +60,7 @@ impl wit::Host for State {
             reverse: range.reverse,
         };
         let entries = self.backend.scan(&scan).map_err(|e| e.to_string())?;
-        Ok(entries
-            .into_iter()
-            .map(|(key, value)| wit::Entry { key, value })
-            .collect())
+        Ok(entries.into_iter().map(|(key, value)| wit::Entry { key, value }).collect())
     }
 
     fn write(&mut self, ops: Vec<wit::Op>) -> Result<(), wit::WriteError> {
@@ -74,24 +68,16 @@ impl wit::Host for State {
         let ops = ops
             .into_iter()
             .map(|op| match op {
-                wit::Op::Put(e) => Op::Put {
-                    key: e.key,
-                    value: e.value,
-                },
-                wit::Op::PutIfAbsent(e) => Op::PutIfAbsent {
-                    key: e.key,
-                    value: e.value,
-                },
+                wit::Op::Put(e) => Op::Put { key: e.key, value: e.value },
+                wit::Op::PutIfAbsent(e) => Op::PutIfAbsent { key: e.key, value: e.value },
                 wit::Op::Delete(key) => Op::Delete { key },
                 wit::Op::DeleteRange((start, end)) => Op::DeleteRange { start, end },
             })
             .collect();
-        self.backend
-            .write(&WriteBatch { ops })
-            .map_err(|e| match e {
-                WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
-                WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
-            })
+        self.backend.write(&WriteBatch { ops }).map_err(|e| match e {
+            WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
+            WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
+        })
     }
 }
 
@@ -126,10 +112,7 @@ pub struct Node {
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Node")
-            .field("backend", &self.backend)
-            .field("options", &self.options)
-            .finish_non_exhaustive()
+        f.debug_struct("Node").field("backend", &self.backend).field("options", &self.options).finish_non_exhaustive()
     }
 }
 
@@ -165,17 +148,9 @@ impl Node {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).context("linking WASI")?;
         bindings::Node::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)
             .context("linking the store import")?;
-        let pre = bindings::NodePre::new(
-            linker
-                .instantiate_pre(component)
-                .context("pre-instantiating the component")?,
-        )
-        .context("checking the component's exports")?;
-        Ok(Node {
-            pre,
-            backend,
-            options,
-        })
+        let pre = bindings::NodePre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
+            .context("checking the component's exports")?;
+        Ok(Node { pre, backend, options })
     }
 
     /// The backend this node keeps its state in.
@@ -190,16 +165,9 @@ impl Node {
         if let Some(now) = self.options.fixed_clock {
             wasi.wall_clock(FixedClock(now));
         }
-        let state = State {
-            wasi: wasi.build(),
-            table: ResourceTable::new(),
-            backend: Arc::clone(&self.backend),
-        };
+        let state = State { wasi: wasi.build(), table: ResourceTable::new(), backend: Arc::clone(&self.backend) };
         let mut store = Store::new(self.pre.engine(), state);
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .context("instantiating the component")?;
+        let bindings = self.pre.instantiate(&mut store).context("instantiating the component")?;
         Ok(Instance { store, bindings })
     }
 
@@ -233,10 +201,6 @@ impl Instance {
 
     /// Serves `request`.
     pub fn handle(mut self, request: &Request) -> anyhow::Result<Response> {
-        Ok(self
-            .bindings
-            .ledger_node_handler()
-            .call_handle(&mut self.store, request)
-            .context("calling handle")?)
+        Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
     }
 }

@@ -37,10 +37,7 @@ pub async fn serve(
         let node = Arc::clone(&node);
         tokio::spawn(async move {
             let service = service_fn(move |request| respond(Arc::clone(&node), request));
-            if let Err(e) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
+            if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
                 if !e.is_incomplete_message() {
                     eprintln!("ledger-node: connection error: {e}");
                 }
@@ -51,9 +48,7 @@ pub async fn serve(
 
 /// Binds `addr`, reporting the address actually bound (port 0 picks a free port).
 pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?;
+    let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?;
     let local = listener.local_addr()?;
     Ok((listener, local))
 }
@@ -78,10 +73,7 @@ async fn translate_and_handle(
     let (parts, body) = request.into_parts();
     let mut instance = node.instance()?;
     let limit = instance.body_limit(parts.method.as_str(), parts.uri.path())?;
-    let declared = parts
-        .headers
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let declared = parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     let body = if declared.is_some_and(|len| len > limit) {
         discard(body).await;
         None
@@ -91,9 +83,7 @@ async fn translate_and_handle(
     let headers = parts
         .headers
         .iter()
-        .filter_map(|(name, value)| {
-            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
-        })
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
         .collect();
     let request = host::Request {
         method: parts.method.as_str().to_owned(),
@@ -104,10 +94,7 @@ async fn translate_and_handle(
     };
     let response = instance.handle(&request)?;
     if let Some(log) = &response.log {
-        eprintln!(
-            "ledger-node: {} {} -> {}: {log}",
-            request.method, request.path, response.status
-        );
+        eprintln!("ledger-node: {} {} -> {}: {log}", request.method, request.path, response.status);
     }
     let mut builder = hyper::Response::builder().status(response.status);
     for (name, value) in &response.headers {
@@ -156,11 +143,9 @@ async fn discard(mut body: Incoming) {
 fn plain_error(status: u16, message: &str) -> hyper::Response<Full<Bytes>> {
     let body = serde_json::json!({ "error": message }).to_string();
     let mut response = hyper::Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() =
-        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
-    response.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
+    *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    response
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
     response
 }

@@ -11,8 +11,7 @@ use std::sync::Mutex;
 use ledger_node_core::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteError};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
-const SCHEMA: &str =
-    "CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID;";
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID;";
 
 /// How many reader connections a file-backed store keeps.
 const READERS: usize = 4;
@@ -42,44 +41,25 @@ impl SqliteStore {
             .map_err(backend)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
-            let reader = Connection::open_with_flags(
-                path,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )
-            .map_err(backend)?;
-            reader
-                .execute_batch("PRAGMA busy_timeout = 5000;")
-                .map_err(backend)?;
+            let reader =
+                Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                    .map_err(backend)?;
+            reader.execute_batch("PRAGMA busy_timeout = 5000;").map_err(backend)?;
             readers.push(reader);
         }
-        Ok(SqliteStore {
-            writer: Mutex::new(writer),
-            readers: Mutex::new(readers),
-            file_backed: true,
-        })
+        Ok(SqliteStore { writer: Mutex::new(writer), readers: Mutex::new(readers), file_backed: true })
     }
 
     /// A private in-memory database.
     pub fn in_memory() -> Result<Self, StoreError> {
         let writer = Connection::open_in_memory().map_err(backend)?;
         writer.execute_batch(SCHEMA).map_err(backend)?;
-        Ok(SqliteStore {
-            writer: Mutex::new(writer),
-            readers: Mutex::new(Vec::new()),
-            file_backed: false,
-        })
+        Ok(SqliteStore { writer: Mutex::new(writer), readers: Mutex::new(Vec::new()), file_backed: false })
     }
 
     /// Runs `read` on an idle reader connection (or the writer, for in-memory databases).
-    fn read<T>(
-        &self,
-        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, StoreError> {
-        let pooled = if self.file_backed {
-            self.readers.lock().map_err(poisoned)?.pop()
-        } else {
-            None
-        };
+    fn read<T>(&self, read: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let pooled = if self.file_backed { self.readers.lock().map_err(poisoned)?.pop() } else { None };
         match pooled {
             Some(connection) => {
                 let result = read(&connection);
@@ -95,20 +75,14 @@ impl SqliteStore {
 
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.read(|c| {
-            c.prepare_cached("SELECT v FROM kv WHERE k = ?1")?
-                .query_row([key], |row| row.get(0))
-                .optional()
-        })
+        self.read(|c| c.prepare_cached("SELECT v FROM kv WHERE k = ?1")?.query_row([key], |row| row.get(0)).optional())
     }
 
     /// The values of `keys`, in order.
     pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         self.read(|c| {
             let mut statement = c.prepare_cached("SELECT v FROM kv WHERE k = ?1")?;
-            keys.iter()
-                .map(|key| statement.query_row([key], |row| row.get(0)).optional())
-                .collect()
+            keys.iter().map(|key| statement.query_row([key], |row| row.get(0)).optional()).collect()
         })
     }
 
@@ -117,26 +91,16 @@ impl SqliteStore {
         let order = if scan.reverse { "DESC" } else { "ASC" };
         let limit = i64::from(scan.limit);
         self.read(|c| {
-            let collect =
-                |rows: rusqlite::MappedRows<'_, _>| rows.collect::<rusqlite::Result<Vec<Entry>>>();
+            let collect = |rows: rusqlite::MappedRows<'_, _>| rows.collect::<rusqlite::Result<Vec<Entry>>>();
             let row = |row: &rusqlite::Row<'_>| Ok((row.get(0)?, row.get(1)?));
             match &scan.end {
                 Some(end) => {
-                    let sql = format!(
-                        "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k {order} LIMIT ?3"
-                    );
-                    collect(
-                        c.prepare_cached(&sql)?
-                            .query_map(params![scan.start, end, limit], row)?,
-                    )
+                    let sql = format!("SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k {order} LIMIT ?3");
+                    collect(c.prepare_cached(&sql)?.query_map(params![scan.start, end, limit], row)?)
                 }
                 None => {
-                    let sql =
-                        format!("SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k {order} LIMIT ?2");
-                    collect(
-                        c.prepare_cached(&sql)?
-                            .query_map(params![scan.start, limit], row)?,
-                    )
+                    let sql = format!("SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k {order} LIMIT ?2");
+                    collect(c.prepare_cached(&sql)?.query_map(params![scan.start, limit], row)?)
                 }
             }
         })
@@ -148,9 +112,7 @@ impl SqliteStore {
             return Ok(());
         }
         let mut writer = self.writer.lock().map_err(poisoned)?;
-        let tx = writer
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(backend)?;
+        let tx = writer.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
         for op in &batch.ops {
             if !apply(&tx, op).map_err(backend)? {
                 // Dropping the transaction rolls it back.
@@ -170,36 +132,24 @@ impl SqliteStore {
 fn apply(tx: &rusqlite::Transaction<'_>, op: &Op) -> rusqlite::Result<bool> {
     match op {
         Op::Put { key, value } => {
-            tx.prepare_cached("INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)")?
-                .execute(params![key, value])?;
+            tx.prepare_cached("INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)")?.execute(params![key, value])?;
         }
         Op::PutIfAbsent { key, value } => {
-            match tx
-                .prepare_cached("INSERT INTO kv (k, v) VALUES (?1, ?2)")?
-                .execute(params![key, value])
-            {
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.code == ErrorCode::ConstraintViolation =>
-                {
+            match tx.prepare_cached("INSERT INTO kv (k, v) VALUES (?1, ?2)")?.execute(params![key, value]) {
+                Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation => {
                     return Ok(false);
                 }
                 other => other?,
             };
         }
         Op::Delete { key } => {
-            tx.prepare_cached("DELETE FROM kv WHERE k = ?1")?
-                .execute([key])?;
+            tx.prepare_cached("DELETE FROM kv WHERE k = ?1")?.execute([key])?;
         }
-        Op::DeleteRange {
-            start,
-            end: Some(end),
-        } => {
-            tx.prepare_cached("DELETE FROM kv WHERE k >= ?1 AND k < ?2")?
-                .execute([start, end])?;
+        Op::DeleteRange { start, end: Some(end) } => {
+            tx.prepare_cached("DELETE FROM kv WHERE k >= ?1 AND k < ?2")?.execute([start, end])?;
         }
         Op::DeleteRange { start, end: None } => {
-            tx.prepare_cached("DELETE FROM kv WHERE k >= ?1")?
-                .execute([start])?;
+            tx.prepare_cached("DELETE FROM kv WHERE k >= ?1")?.execute([start])?;
         }
     }
     Ok(true)

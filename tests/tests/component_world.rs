@@ -16,13 +16,17 @@ fn print_interface(resolve: &Resolve, id: InterfaceId) -> Vec<String> {
     printer.emit_docs(false);
     printer.print_interface(resolve, id).expect("printing an interface");
     let text = printer.output.to_string();
-    let mut items: Vec<String> = text.split("\n\n").map(|item| item.trim().to_owned()).filter(|i| !i.is_empty()).collect();
+    let mut items: Vec<String> =
+        text.split("\n\n").map(|item| item.trim().to_owned()).filter(|i| !i.is_empty()).collect();
     items.sort();
     items
 }
 
 /// The `ledger:node` interfaces a world imports or exports, by name, as WIT text.
-fn interfaces<'a>(resolve: &Resolve, items: impl Iterator<Item = (&'a WorldKey, &'a WorldItem)>) -> Vec<(String, Vec<String>)> {
+fn interfaces<'a>(
+    resolve: &Resolve,
+    items: impl Iterator<Item = (&'a WorldKey, &'a WorldItem)>,
+) -> Vec<(String, Vec<String>)> {
     let mut found: Vec<(String, Vec<String>)> = items
         .filter_map(|(_, item)| match item {
             WorldItem::Interface { id, .. } => {
@@ -49,7 +53,8 @@ fn the_built_component_exports_and_imports_exactly_the_wit_world() {
     let declared_world = &declared.worlds[world];
 
     let bytes = std::fs::read(ledger_node::host::COMPONENT_PATH).expect("the built component");
-    let DecodedWasm::Component(built, built_world) = wit_component::decode(&bytes).expect("the component decodes") else {
+    let DecodedWasm::Component(built, built_world) = wit_component::decode(&bytes).expect("the component decodes")
+    else {
         panic!("the artifact is not a component");
     };
     let built_world = &built.worlds[built_world];
@@ -65,6 +70,9 @@ fn the_built_component_exports_and_imports_exactly_the_wit_world() {
     assert_eq!(built_world.exports.len(), 1, "the component exports more than the handler");
     for (key, _) in &built_world.imports {
         let name = built.name_world_key(key);
-        assert!(name.starts_with("wasi:") || name.starts_with(PACKAGE.split('@').next().unwrap_or(PACKAGE)), "unexpected import {name}");
+        assert!(
+            name.starts_with("wasi:") || name.starts_with(PACKAGE.split('@').next().unwrap_or(PACKAGE)),
+            "unexpected import {name}"
+        );
     }
 }

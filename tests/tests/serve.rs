@@ -28,7 +28,12 @@ fn serve(db: &std::path::Path, env: &[(&str, &str)]) -> Server {
         command.env_remove(name);
     }
     command.envs(env.iter().copied());
-    let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("starting ledger-node");
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting ledger-node");
     let started = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         if let Ok(Some(status)) = child.try_wait() {
@@ -52,7 +57,8 @@ fn serve_answers_version_and_admin_requests_over_http() {
     let server = serve(&dir.path().join("node.sqlite"), &[("LEDGER_NODE_ADMIN_TOKEN", "secret")]);
     let mut response = agent().get(format!("{}/version", server.base)).call().expect("GET /version");
     assert_eq!(response.status(), 200);
-    let body: serde_json::Value = serde_json::from_slice(&response.body_mut().read_to_vec().expect("a body")).expect("JSON");
+    let body: serde_json::Value =
+        serde_json::from_slice(&response.body_mut().read_to_vec().expect("a body")).expect("JSON");
     assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
     let commit_ts = body["commit_ts"].as_str().expect("commit_ts is a string");
     assert!(ledger_node_core::time::Timestamp::parse(commit_ts).is_ok(), "{commit_ts}");
@@ -68,8 +74,11 @@ fn serve_answers_version_and_admin_requests_over_http() {
 fn admin_endpoints_answer_403_when_no_admin_token_is_configured() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let server = serve(&dir.path().join("node.sqlite"), &[]);
-    let mut response =
-        agent().post(format!("{}/v0/admin/ingest", server.base)).header("authorization", "Bearer x").send("").expect("POST");
+    let mut response = agent()
+        .post(format!("{}/v0/admin/ingest", server.base))
+        .header("authorization", "Bearer x")
+        .send("")
+        .expect("POST");
     assert_eq!(response.status(), 403);
     let body = response.body_mut().read_to_string().expect("a body");
     assert!(body.contains("LEDGER_NODE_ADMIN_TOKEN is not set"), "{body}");

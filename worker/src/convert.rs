@@ -12,29 +12,17 @@ use ledger_node_core::{Body, Error, Method};
 /// The core's view of `request`, its body read up to the route's limit.
 pub async fn request(request: &mut worker::Request) -> Result<ledger_node_core::Request, Error> {
     let method = Method::parse(&request.inner().method());
-    let url = request
-        .url()
-        .map_err(|e| Error::BadRequest(format!("the request URL does not parse: {e}")))?;
+    let url = request.url().map_err(|e| Error::BadRequest(format!("the request URL does not parse: {e}")))?;
     let path = url.path().to_owned();
     let query = url.query().unwrap_or_default().to_owned();
     let headers: Vec<(String, String)> = request.headers().entries().collect();
     let limit = ledger_node_core::body_limit(&method, &path);
     let body = body(request, &headers, limit).await?;
-    Ok(ledger_node_core::Request {
-        method,
-        path,
-        query,
-        headers,
-        body,
-    })
+    Ok(ledger_node_core::Request { method, path, query, headers, body })
 }
 
 /// The body, or [`Body::TooLarge`] as soon as it is known to exceed `limit`.
-async fn body(
-    request: &mut worker::Request,
-    headers: &[(String, String)],
-    limit: usize,
-) -> Result<Body, Error> {
+async fn body(request: &mut worker::Request, headers: &[(String, String)], limit: usize) -> Result<Body, Error> {
     let declared = headers
         .iter()
         .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
@@ -45,17 +33,12 @@ async fn body(
     if request.inner().body().is_none() {
         return Ok(Body::Complete(Vec::new()));
     }
-    let capacity = declared
-        .and_then(|length| usize::try_from(length).ok())
-        .unwrap_or(0)
-        .min(limit);
+    let capacity = declared.and_then(|length| usize::try_from(length).ok()).unwrap_or(0).min(limit);
     let mut body = Vec::with_capacity(capacity);
-    let mut chunks = request
-        .stream()
-        .map_err(|e| Error::BadRequest(format!("the request body could not be read: {e}")))?;
+    let mut chunks =
+        request.stream().map_err(|e| Error::BadRequest(format!("the request body could not be read: {e}")))?;
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk
-            .map_err(|e| Error::BadRequest(format!("the request body could not be read: {e}")))?;
+        let chunk = chunk.map_err(|e| Error::BadRequest(format!("the request body could not be read: {e}")))?;
         if body.len().saturating_add(chunk.len()) > limit {
             drop(body);
             // Read the rest and throw it away: a body cancelled half-way breaks the
@@ -86,12 +69,6 @@ pub fn response(response: ledger_node_core::Response) -> worker::Result<worker::
     for (name, value) in &response.headers {
         headers.append(name, value)?;
     }
-    let builder = worker::Response::builder()
-        .with_status(response.status)
-        .with_headers(headers);
-    Ok(if response.body.is_empty() {
-        builder.empty()
-    } else {
-        builder.fixed(response.body)
-    })
+    let builder = worker::Response::builder().with_status(response.status).with_headers(headers);
+    Ok(if response.body.is_empty() { builder.empty() } else { builder.fixed(response.body) })
 }

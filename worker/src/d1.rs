@@ -57,39 +57,23 @@ impl D1Store {
         keys: impl IntoIterator<Item = &'k [u8]>,
         with_values: bool,
     ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
-        let unique: Vec<&[u8]> = keys
-            .into_iter()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let unique: Vec<&[u8]> = keys.into_iter().collect::<BTreeSet<_>>().into_iter().collect();
         if unique.is_empty() {
             return Ok(BTreeMap::new());
         }
-        let columns = if with_values {
-            "hex(k) AS k, hex(v) AS v"
-        } else {
-            "hex(k) AS k, '' AS v"
-        };
+        let columns = if with_values { "hex(k) AS k, hex(v) AS v" } else { "hex(k) AS k, '' AS v" };
         let statements = unique
             .chunks(MAX_BOUND_PARAMETERS)
             .map(|chunk| {
-                let sql = format!(
-                    "SELECT {columns} FROM kv WHERE k IN ({})",
-                    placeholders(chunk.len())
-                );
+                let sql = format!("SELECT {columns} FROM kv WHERE k IN ({})", placeholders(chunk.len()));
                 statement(&self.db, &sql, chunk)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let results = self
-            .db
-            .batch(statements)
-            .await
-            .map_err(|e| StoreError::new(format!("D1 read: {e}")))?;
+        let results = self.db.batch(statements).await.map_err(|e| StoreError::new(format!("D1 read: {e}")))?;
         let mut found = BTreeMap::new();
         for result in results {
-            let rows: Vec<Row> = result
-                .results()
-                .map_err(|e| StoreError::new(format!("D1 read: unexpected rows: {e}")))?;
+            let rows: Vec<Row> =
+                result.results().map_err(|e| StoreError::new(format!("D1 read: unexpected rows: {e}")))?;
             for row in rows {
                 let (key, value) = row.decode()?;
                 found.insert(key, value);
@@ -100,10 +84,7 @@ impl D1Store {
 
     /// The statements of `batch`, bound.
     fn statements(&self, batch: &WriteBatch) -> Result<Vec<D1PreparedStatement>, StoreError> {
-        plan(batch)
-            .iter()
-            .map(|planned| statement(&self.db, &planned.sql, &planned.params))
-            .collect()
+        plan(batch).iter().map(|planned| statement(&self.db, &planned.sql, &planned.params)).collect()
     }
 }
 
@@ -123,10 +104,7 @@ impl Store for D1Store {
         }
         let (filter, params) = range_filter(&scan.start, scan.end.as_deref());
         let order = if scan.reverse { "DESC" } else { "ASC" };
-        let sql = format!(
-            "SELECT hex(k) AS k, hex(v) AS v FROM kv{filter} ORDER BY k {order} LIMIT {}",
-            scan.limit
-        );
+        let sql = format!("SELECT hex(k) AS k, hex(v) AS v FROM kv{filter} ORDER BY k {order} LIMIT {}", scan.limit);
         let rows: Vec<Row> = statement(&self.db, &sql, &params)?
             .all()
             .await
@@ -157,9 +135,7 @@ impl Store for D1Store {
         }
         // D1 rolled the batch back, so what is present now is what was present before.
         let present = self.select(guarded, false).await.map_err(|e| {
-            StoreError::new(format!(
-                "{failure}; then, reading which put-if-absent keys were present: {e}"
-            ))
+            StoreError::new(format!("{failure}; then, reading which put-if-absent keys were present: {e}"))
         })?;
         match store::first_failed_precondition(batch, |key| present.contains_key(key)) {
             Some(key) => Err(WriteError::PreconditionFailed { key }),
@@ -214,10 +190,7 @@ fn plan(batch: &WriteBatch) -> Vec<Planned<'_>> {
             Op::DeleteRange { start, end } => {
                 planned.extend(pending.take());
                 let (filter, params) = range_filter(start, end.as_deref());
-                planned.push(Planned {
-                    sql: format!("DELETE FROM kv{filter}"),
-                    params,
-                });
+                planned.push(Planned { sql: format!("DELETE FROM kv{filter}"), params });
                 continue;
             }
         };
@@ -298,15 +271,8 @@ fn placeholders(count: usize) -> String {
 }
 
 /// `sql` prepared with `params` bound as BLOBs.
-fn statement(
-    db: &D1Database,
-    sql: &str,
-    params: &[&[u8]],
-) -> Result<D1PreparedStatement, StoreError> {
-    let values: Vec<JsValue> = params
-        .iter()
-        .map(|param| Uint8Array::from(*param).into())
-        .collect();
+fn statement(db: &D1Database, sql: &str, params: &[&[u8]]) -> Result<D1PreparedStatement, StoreError> {
+    let values: Vec<JsValue> = params.iter().map(|param| Uint8Array::from(*param).into()).collect();
     db.prepare(sql)
         .bind(&values)
         .map_err(|e| StoreError::new(format!("D1: binding the parameters of `{sql:.80}`: {e}")))
@@ -319,12 +285,7 @@ mod tests {
     fn shapes(batch: &WriteBatch) -> Vec<(String, usize)> {
         plan(batch)
             .into_iter()
-            .map(|p| {
-                (
-                    p.sql.split(" (").next().unwrap_or_default().to_owned(),
-                    p.params.len(),
-                )
-            })
+            .map(|p| (p.sql.split(" (").next().unwrap_or_default().to_owned(), p.params.len()))
             .collect()
     }
 
@@ -348,10 +309,7 @@ mod tests {
             ]
         );
         let first = plan(&batch).into_iter().next();
-        assert_eq!(
-            first.map(|p| p.sql),
-            Some("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?), (?, ?)".to_owned())
-        );
+        assert_eq!(first.map(|p| p.sql), Some("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?), (?, ?)".to_owned()));
     }
 
     #[test]

@@ -44,11 +44,7 @@ pub use d1::D1Store;
 pub const DB_BINDING: &str = "DB";
 
 #[event(fetch)]
-async fn fetch(
-    mut request: worker::Request,
-    env: worker::Env,
-    _ctx: Context,
-) -> worker::Result<worker::Response> {
+async fn fetch(mut request: worker::Request, env: worker::Env, _ctx: Context) -> worker::Result<worker::Response> {
     let response = match serve(&mut request, &env).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
@@ -67,34 +63,23 @@ async fn fetch(
 }
 
 /// Serves `request` with the core.
-async fn serve(
-    request: &mut worker::Request,
-    env: &worker::Env,
-) -> Result<ledger_node_core::Response, Error> {
+async fn serve(request: &mut worker::Request, env: &worker::Env) -> Result<ledger_node_core::Response, Error> {
     let config = Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
         .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
     let db = env.d1(DB_BINDING).map_err(|e| {
-        Error::Internal(format!(
-            "the D1 database binding `{DB_BINDING}` (wrangler.toml) is unusable: {e}"
-        ))
+        Error::Internal(format!("the D1 database binding `{DB_BINDING}` (wrangler.toml) is unusable: {e}"))
     })?;
     let now = now()?;
     let mut entropy = [0u8; 32];
-    getrandom::fill(&mut entropy)
-        .map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
+    getrandom::fill(&mut entropy).map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
     let request = convert::request(request).await?;
-    let env = Env {
-        now,
-        entropy,
-        config: &config,
-    };
+    let env = Env { now, entropy, config: &config };
     Ok(ledger_node_core::handle(&request, &env, &D1Store::new(db)).await)
 }
 
 /// `Date.now()`, in microseconds.
 fn now() -> Result<Timestamp, Error> {
-    let millis = i64::try_from(Date::now().as_millis())
-        .map_err(|_| Error::Internal("Date.now() is out of range".into()))?;
-    Timestamp::from_micros(millis.saturating_mul(1000))
-        .map_err(|e| Error::Internal(format!("Date.now(): {e}")))
+    let millis =
+        i64::try_from(Date::now().as_millis()).map_err(|_| Error::Internal("Date.now() is out of range".into()))?;
+    Timestamp::from_micros(millis.saturating_mul(1000)).map_err(|e| Error::Internal(format!("Date.now(): {e}")))
 }

@@ -37,25 +37,14 @@ impl MemoryStore {
     /// The entries of `scan`, synchronously.
     pub fn scan_now(&self, scan: &Scan) -> Vec<Entry> {
         let map = self.map.borrow();
-        let upper = scan
-            .end
-            .as_deref()
-            .map_or(Bound::Unbounded, Bound::Excluded);
-        if scan
-            .end
-            .as_deref()
-            .is_some_and(|end| end <= scan.start.as_slice())
-        {
+        let upper = scan.end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        if scan.end.as_deref().is_some_and(|end| end <= scan.start.as_slice()) {
             return Vec::new();
         }
         let range = map.range::<[u8], _>((Bound::Included(scan.start.as_slice()), upper));
         let take = usize::try_from(scan.limit).unwrap_or(usize::MAX);
         let clone = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
-        if scan.reverse {
-            range.rev().take(take).map(clone).collect()
-        } else {
-            range.take(take).map(clone).collect()
-        }
+        if scan.reverse { range.rev().take(take).map(clone).collect() } else { range.take(take).map(clone).collect() }
     }
 
     /// Applies `batch`, synchronously.
@@ -70,10 +59,7 @@ impl MemoryStore {
                     overlay.insert(key, true);
                 }
                 Op::PutIfAbsent { key, .. } => {
-                    let present = overlay
-                        .get(key.as_slice())
-                        .copied()
-                        .unwrap_or_else(|| map.contains_key(key));
+                    let present = overlay.get(key.as_slice()).copied().unwrap_or_else(|| map.contains_key(key));
                     if present {
                         return Err(WriteError::PreconditionFailed { key: key.clone() });
                     }
@@ -83,8 +69,7 @@ impl MemoryStore {
                     overlay.insert(key, false);
                 }
                 Op::DeleteRange { start, end } => {
-                    let in_range =
-                        |k: &[u8]| k >= start.as_slice() && end.as_deref().is_none_or(|e| k < e);
+                    let in_range = |k: &[u8]| k >= start.as_slice() && end.as_deref().is_none_or(|e| k < e);
                     for (_, present) in overlay.iter_mut().filter(|(k, _)| in_range(k)) {
                         *present = false;
                     }

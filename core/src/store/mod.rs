@@ -35,9 +35,7 @@ pub struct StoreError {
 impl StoreError {
     /// A backend failure described by `message`.
     pub fn new(message: impl Into<String>) -> Self {
-        StoreError {
-            message: message.into(),
-        }
+        StoreError { message: message.into() }
     }
 }
 
@@ -111,23 +109,13 @@ impl WriteBatch {
 
     /// Adds a put.
     pub fn put(&mut self, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> &mut Self {
-        self.ops.push(Op::Put {
-            key: key.into(),
-            value: value.into(),
-        });
+        self.ops.push(Op::Put { key: key.into(), value: value.into() });
         self
     }
 
     /// Adds a put that requires `key` to be absent.
-    pub fn put_if_absent(
-        &mut self,
-        key: impl Into<Vec<u8>>,
-        value: impl Into<Vec<u8>>,
-    ) -> &mut Self {
-        self.ops.push(Op::PutIfAbsent {
-            key: key.into(),
-            value: value.into(),
-        });
+    pub fn put_if_absent(&mut self, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> &mut Self {
+        self.ops.push(Op::PutIfAbsent { key: key.into(), value: value.into() });
         self
     }
 
@@ -139,10 +127,7 @@ impl WriteBatch {
 
     /// Adds a range delete.
     pub fn delete_range(&mut self, start: impl Into<Vec<u8>>, end: Option<Vec<u8>>) -> &mut Self {
-        self.ops.push(Op::DeleteRange {
-            start: start.into(),
-            end,
-        });
+        self.ops.push(Op::DeleteRange { start: start.into(), end });
         self
     }
 
@@ -168,12 +153,7 @@ pub struct Scan {
 impl Scan {
     /// Every key that starts with `prefix`, ascending.
     pub fn prefix(prefix: &[u8], limit: u32) -> Self {
-        Scan {
-            start: prefix.into(),
-            end: prefix_end(prefix),
-            limit,
-            reverse: false,
-        }
+        Scan { start: prefix.into(), end: prefix_end(prefix), limit, reverse: false }
     }
 
     /// The same range, descending.
@@ -220,7 +200,8 @@ pub fn first_failed_precondition(batch: &WriteBatch, present_before: impl Fn(&[u
                 let present = match decided.get(key.as_slice()) {
                     Some(present) => *present,
                     None => {
-                        let in_deleted = deleted.iter().any(|(s, e)| key.as_slice() >= *s && e.is_none_or(|e| key.as_slice() < e));
+                        let in_deleted =
+                            deleted.iter().any(|(s, e)| key.as_slice() >= *s && e.is_none_or(|e| key.as_slice() < e));
                         !in_deleted && present_before(key)
                     }
                 };
@@ -234,7 +215,9 @@ pub fn first_failed_precondition(batch: &WriteBatch, present_before: impl Fn(&[u
             }
             Op::DeleteRange { start, end } => {
                 let end = end.as_deref();
-                for (_, present) in decided.iter_mut().filter(|(k, _)| **k >= start.as_slice() && end.is_none_or(|e| **k < e)) {
+                for (_, present) in
+                    decided.iter_mut().filter(|(k, _)| **k >= start.as_slice() && end.is_none_or(|e| **k < e))
+                {
                     *present = false;
                 }
                 deleted.push((start, end));
@@ -248,10 +231,7 @@ pub fn first_failed_precondition(batch: &WriteBatch, present_before: impl Fn(&[u
 pub type Entry = (Vec<u8>, Vec<u8>);
 
 /// The storage port. See the [module docs](self).
-#[expect(
-    async_fn_in_trait,
-    reason = "hosts are single-threaded; futures need not be Send"
-)]
+#[expect(async_fn_in_trait, reason = "hosts are single-threaded; futures need not be Send")]
 pub trait Store {
     /// The value of `key`.
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
@@ -286,7 +266,10 @@ mod tests {
     #[test]
     fn the_failed_precondition_is_replayed_from_presence() {
         let mut batch = WriteBatch::new();
-        batch.put_if_absent(b"a".to_vec(), b"".to_vec()).delete(b"b".to_vec()).put_if_absent(b"b".to_vec(), b"".to_vec());
+        batch
+            .put_if_absent(b"a".to_vec(), b"".to_vec())
+            .delete(b"b".to_vec())
+            .put_if_absent(b"b".to_vec(), b"".to_vec());
         assert_eq!(first_failed_precondition(&batch, |k| k == b"b"), None);
         assert_eq!(first_failed_precondition(&batch, |k| k == b"a"), Some(b"a".to_vec()));
         let mut batch = WriteBatch::new();

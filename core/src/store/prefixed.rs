@@ -82,31 +82,21 @@ impl<S: Store> Store for Prefixed<S> {
             .ops
             .iter()
             .map(|op| match op {
-                Op::Put { key, value } => Op::Put {
-                    key: self.key(key),
-                    value: value.clone(),
-                },
-                Op::PutIfAbsent { key, value } => Op::PutIfAbsent {
-                    key: self.key(key),
-                    value: value.clone(),
-                },
+                Op::Put { key, value } => Op::Put { key: self.key(key), value: value.clone() },
+                Op::PutIfAbsent { key, value } => Op::PutIfAbsent { key: self.key(key), value: value.clone() },
                 Op::Delete { key } => Op::Delete { key: self.key(key) },
-                Op::DeleteRange { start, end } => Op::DeleteRange {
-                    start: self.key(start),
-                    end: self.end(end.as_deref()),
-                },
+                Op::DeleteRange { start, end } => {
+                    Op::DeleteRange { start: self.key(start), end: self.end(end.as_deref()) }
+                }
             })
             .collect();
         let strip = self.prefix.len();
-        self.inner
-            .write(&WriteBatch { ops })
-            .await
-            .map_err(|e| match e {
-                WriteError::PreconditionFailed { mut key } => {
-                    key.drain(..strip.min(key.len()));
-                    WriteError::PreconditionFailed { key }
-                }
-                other => other,
-            })
+        self.inner.write(&WriteBatch { ops }).await.map_err(|e| match e {
+            WriteError::PreconditionFailed { mut key } => {
+                key.drain(..strip.min(key.len()));
+                WriteError::PreconditionFailed { key }
+            }
+            other => other,
+        })
     }
 }

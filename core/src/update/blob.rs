@@ -24,11 +24,7 @@ pub struct Base64Error {
 
 impl fmt::Display for Base64Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "not valid base64 (standard alphabet with = padding): {} at byte {}",
-            self.problem, self.position
-        )
+        write!(f, "not valid base64 (standard alphabet with = padding): {} at byte {}", self.problem, self.position)
     }
 }
 
@@ -64,10 +60,7 @@ fn decode(text: &str) -> Result<Vec<u8>, Base64Error> {
 fn walk(text: &[u8], mut emit: impl FnMut(u8)) -> Result<(), Base64Error> {
     let (quads, rest) = text.as_chunks::<4>();
     if !rest.is_empty() {
-        return Err(Base64Error {
-            position: text.len(),
-            problem: "length is not a multiple of 4",
-        });
+        return Err(Base64Error { position: text.len(), problem: "length is not a multiple of 4" });
     }
     let last = quads.len().saturating_sub(1);
     for (index, quad) in quads.iter().enumerate() {
@@ -84,11 +77,7 @@ fn walk(text: &[u8], mut emit: impl FnMut(u8)) -> Result<(), Base64Error> {
             }
             *slot = sextet(c).ok_or(Base64Error {
                 position: start + offset,
-                problem: if c == b'=' {
-                    "padding before the end"
-                } else {
-                    "character outside the base64 alphabet"
-                },
+                problem: if c == b'=' { "padding before the end" } else { "character outside the base64 alphabet" },
             })?;
         }
         let [a, b, c, d] = sextets;
@@ -100,10 +89,7 @@ fn walk(text: &[u8], mut emit: impl FnMut(u8)) -> Result<(), Base64Error> {
             _ => 0,
         };
         if leftover != 0 {
-            return Err(Base64Error {
-                position: start + 3 - padding,
-                problem: "non-zero bits after the last byte",
-            });
+            return Err(Base64Error { position: start + 3 - padding, problem: "non-zero bits after the last byte" });
         }
         emit(first);
         if padding < 2 {
@@ -134,11 +120,7 @@ pub(super) fn encode(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {

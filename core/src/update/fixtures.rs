@@ -11,8 +11,8 @@ use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 
 use super::{
-    Assignment, Blob, CreatedEvent, Event, ExercisedEvent, Reassignment, ReassignmentEvent,
-    TemplateId, Transaction, Unassignment, Update,
+    Assignment, Blob, CreatedEvent, Event, ExercisedEvent, Reassignment, ReassignmentEvent, TemplateId, Transaction,
+    Unassignment, Update,
 };
 use crate::time::Timestamp;
 use crate::value::arbitrary;
@@ -205,11 +205,7 @@ pub(super) fn pointers(json: &Json) -> Vec<String> {
     fn walk(json: &Json, at: &str, out: &mut Vec<String>) {
         let children: Vec<(String, &Json)> = match json {
             Json::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
-            Json::Array(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (format!("{i}"), v))
-                .collect(),
+            Json::Array(items) => items.iter().enumerate().map(|(i, v)| (format!("{i}"), v)).collect(),
             _ => Vec::new(),
         };
         for (key, child) in children {
@@ -266,16 +262,14 @@ pub(super) fn any_json() -> impl Strategy<Value = Json> {
     leaf.prop_recursive(5, 64, 6, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Json::Array),
-            proptest::collection::vec((proptest::sample::select(KEYS), inner), 0..6).prop_map(
-                |entries| Json::Object(entries.into_iter().map(|(k, v)| (k.into(), v)).collect())
-            ),
+            proptest::collection::vec((proptest::sample::select(KEYS), inner), 0..6)
+                .prop_map(|entries| Json::Object(entries.into_iter().map(|(k, v)| (k.into(), v)).collect())),
         ]
     })
 }
 
 fn timestamp() -> impl Strategy<Value = Timestamp> {
-    (Timestamp::MIN.micros()..=Timestamp::MAX.micros())
-        .prop_map(|m| Timestamp::from_micros(m).expect("in range"))
+    (Timestamp::MIN.micros()..=Timestamp::MAX.micros()).prop_map(|m| Timestamp::from_micros(m).expect("in range"))
 }
 
 fn template_id() -> impl Strategy<Value = TemplateId> {
@@ -293,47 +287,26 @@ fn blob() -> impl Strategy<Value = Option<Blob>> {
 }
 
 fn created_event(event_id: String) -> impl Strategy<Value = CreatedEvent> {
-    (
-        "[0-9a-f]{2,10}",
-        template_id(),
-        arbitrary::record(),
-        timestamp(),
-        parties(),
-        parties(),
-        blob(),
+    ("[0-9a-f]{2,10}", template_id(), arbitrary::record(), timestamp(), parties(), parties(), blob()).prop_map(
+        move |(contract_id, template_id, create_arguments, created_at, signatories, observers, blob)| CreatedEvent {
+            event_id: event_id.clone(),
+            contract_id,
+            template_id,
+            package_name: "platform".into(),
+            create_arguments,
+            created_at,
+            signatories,
+            observers,
+            created_event_blob: blob,
+        },
     )
-        .prop_map(
-            move |(
-                contract_id,
-                template_id,
-                create_arguments,
-                created_at,
-                signatories,
-                observers,
-                blob,
-            )| {
-                CreatedEvent {
-                    event_id: event_id.clone(),
-                    contract_id,
-                    template_id,
-                    package_name: "platform".into(),
-                    create_arguments,
-                    created_at,
-                    signatories,
-                    observers,
-                    created_event_blob: blob,
-                }
-            },
-        )
 }
 
 /// A transaction: root `<id>:0` is an exercised event whose children are created events
 /// `<id>:1..`, and a last created event is a second root.
 fn transaction_update() -> impl Strategy<Value = Update> {
     ("[a-z0-9]{1,6}", 1usize..12).prop_flat_map(|(update_id, children)| {
-        let created: Vec<_> = (1..=children + 1)
-            .map(|i| created_event(format!("{update_id}:{i}")))
-            .collect();
+        let created: Vec<_> = (1..=children + 1).map(|i| created_event(format!("{update_id}:{i}"))).collect();
         (
             Just(update_id),
             any::<i64>(),
@@ -341,12 +314,7 @@ fn transaction_update() -> impl Strategy<Value = Update> {
             timestamp(),
             timestamp(),
             created,
-            (
-                arbitrary::value(),
-                arbitrary::value(),
-                any::<bool>(),
-                parties(),
-            ),
+            (arbitrary::value(), arbitrary::value(), any::<bool>(), parties()),
             proptest::option::of(template_id()),
             proptest::option::of("[0-9a-f]{0,8}"),
         )
@@ -413,8 +381,8 @@ fn reassignment_update() -> impl Strategy<Value = Update> {
             })
         },
     );
-    let unassignment = (any::<i64>(), any::<i64>(), "[0-9a-f]{1,8}").prop_map(
-        |(migration_id, reassignment_counter, contract_id)| {
+    let unassignment =
+        (any::<i64>(), any::<i64>(), "[0-9a-f]{1,8}").prop_map(|(migration_id, reassignment_counter, contract_id)| {
             ReassignmentEvent::Unassignment(Unassignment {
                 submitter: "alice".into(),
                 source_synchronizer: "a".into(),
@@ -424,22 +392,12 @@ fn reassignment_update() -> impl Strategy<Value = Update> {
                 reassignment_counter,
                 contract_id,
             })
+        });
+    ("[a-z0-9]{1,6}", "[0-9]{1,18}", timestamp(), prop_oneof![assignment, unassignment]).prop_map(
+        |(update_id, offset, record_time, event)| {
+            Update::Reassignment(Reassignment { update_id, offset, record_time, event })
         },
-    );
-    (
-        "[a-z0-9]{1,6}",
-        "[0-9]{1,18}",
-        timestamp(),
-        prop_oneof![assignment, unassignment],
     )
-        .prop_map(|(update_id, offset, record_time, event)| {
-            Update::Reassignment(Reassignment {
-                update_id,
-                offset,
-                record_time,
-                event,
-            })
-        })
 }
 
 /// Any update.

@@ -27,13 +27,8 @@ impl TemplateId {
     /// Checks the `<package-id>:<Module.Path>:<Entity>` form.
     pub fn parse(text: &str) -> Result<Self, TemplateIdError> {
         let mut parts = text.split(':');
-        let well_formed =
-            parts.by_ref().take(3).filter(|p| !p.is_empty()).count() == 3 && parts.next().is_none();
-        if well_formed {
-            Ok(TemplateId(String::from(text)))
-        } else {
-            Err(TemplateIdError)
-        }
+        let well_formed = parts.by_ref().take(3).filter(|p| !p.is_empty()).count() == 3 && parts.next().is_none();
+        if well_formed { Ok(TemplateId(String::from(text))) } else { Err(TemplateIdError) }
     }
 
     /// The whole id, as on the wire.
@@ -53,16 +48,12 @@ impl TemplateId {
 
     /// The module path (`Platform.Round`).
     pub fn module_name(&self) -> &str {
-        self.qualified_name()
-            .split_once(':')
-            .map_or("", |(module, _)| module)
+        self.qualified_name().split_once(':').map_or("", |(module, _)| module)
     }
 
     /// The entity name (`OpenMiningRound`).
     pub fn entity_name(&self) -> &str {
-        self.qualified_name()
-            .split_once(':')
-            .map_or("", |(_, entity)| entity)
+        self.qualified_name().split_once(':').map_or("", |(_, entity)| entity)
     }
 
     fn split(&self) -> (&str, &str) {
@@ -119,9 +110,7 @@ mod tests {
         assert!(is_event_id_of("u1:0", "u1"));
         assert!(is_event_id_of("u1:12", "u1"));
         assert!(is_event_id_of("a:b:3", "a:b"));
-        for bad in [
-            "u1", "u1:", "u1:x", "u1:-1", "u1:1.0", "u2:1", "u1::1", "u11:1", ":1", "u1:1 ",
-        ] {
+        for bad in ["u1", "u1:", "u1:x", "u1:-1", "u1:1.0", "u2:1", "u1::1", "u11:1", ":1", "u1:1 "] {
             assert!(!is_event_id_of(bad, "u1"), "{bad}");
         }
     }

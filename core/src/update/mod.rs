@@ -276,12 +276,7 @@ impl Transaction {
     pub fn events_in_order(&self) -> Vec<&Event> {
         let mut out = Vec::with_capacity(self.events_by_id.len());
         let mut seen = BTreeSet::new();
-        let mut stack: Vec<&str> = self
-            .root_event_ids
-            .iter()
-            .rev()
-            .map(String::as_str)
-            .collect();
+        let mut stack: Vec<&str> = self.root_event_ids.iter().rev().map(String::as_str).collect();
         while let Some(id) = stack.pop() {
             let Some(event) = self.events_by_id.get(id) else {
                 continue;

@@ -8,8 +8,8 @@ use alloc::vec::Vec;
 use serde_json::Value as Json;
 
 use super::{
-    Assignment, Blob, CreatedEvent, Event, ExercisedEvent, Reassignment, ReassignmentEvent,
-    TemplateId, Transaction, Unassignment, Update, is_event_id_of,
+    Assignment, Blob, CreatedEvent, Event, ExercisedEvent, Reassignment, ReassignmentEvent, TemplateId, Transaction,
+    Unassignment, Update, is_event_id_of,
 };
 use crate::value::path::quoted;
 use crate::value::read::{self, StrictObject};
@@ -80,21 +80,15 @@ const UNASSIGNMENT: [&str; 7] = [
 /// A transaction (it has `events_by_id`) or a reassignment (it has `event`).
 pub(super) fn update(json: &Json, path: &mut JsonPath) -> Result<Update, PathError> {
     let map = json.as_object().ok_or_else(|| {
-        path.error(format!(
-            "an update is an object (a transaction or a reassignment), found {}",
-            read::describe(json)
-        ))
+        path.error(format!("an update is an object (a transaction or a reassignment), found {}", read::describe(json)))
     })?;
     match (map.contains_key("events_by_id"), map.contains_key("event")) {
         (true, false) => transaction(json, path).map(Update::Transaction),
         (false, true) => reassignment(json, path).map(Update::Reassignment),
-        (true, true) => Err(path.error(
-            "an update has events_by_id (a transaction) or event (a reassignment), not both",
-        )),
-        (false, false) => {
-            Err(path
-                .error("an update needs events_by_id (a transaction) or event (a reassignment)"))
+        (true, true) => {
+            Err(path.error("an update has events_by_id (a transaction) or event (a reassignment), not both"))
         }
+        (false, false) => Err(path.error("an update needs events_by_id (a transaction) or event (a reassignment)")),
     }
 }
 
@@ -110,22 +104,15 @@ fn transaction(json: &Json, path: &mut JsonPath) -> Result<Transaction, PathErro
         effective_at: obj.timestamp("effective_at", path)?,
         root_event_ids: obj.strings("root_event_ids", path)?,
         events_by_id: obj.field("events_by_id", path, |j, p| events(j, update_id, p))?,
-        external_transaction_hash: obj.optional_field(
-            "external_transaction_hash",
-            path,
-            |j, p| read::string(j, p).map(String::from),
-        )?,
+        external_transaction_hash: obj
+            .optional_field("external_transaction_hash", path, |j, p| read::string(j, p).map(String::from))?,
     };
     check_tree(&transaction, path)?;
     Ok(transaction)
 }
 
 /// `events_by_id`: non-empty, keys `<update_id>:<n>`, each event's id equal to its key.
-fn events(
-    json: &Json,
-    update_id: &str,
-    path: &mut JsonPath,
-) -> Result<BTreeMap<String, Event>, PathError> {
+fn events(json: &Json, update_id: &str, path: &mut JsonPath) -> Result<BTreeMap<String, Event>, PathError> {
     let map = read::object(json, path)?;
     if map.is_empty() {
         return Err(path.error("a transaction has at least one event"));
@@ -165,10 +152,7 @@ fn event(json: &Json, path: &mut JsonPath) -> Result<Event, PathError> {
         "exercised_event" => exercised_event(json, path).map(Event::Exercised),
         other => Err(path.error_at(
             Segment::Field("event_type"),
-            format!(
-                "unknown event type {}; expected created_event or exercised_event",
-                quoted(other)
-            ),
+            format!("unknown event type {}; expected created_event or exercised_event", quoted(other)),
         )),
     }
 }
@@ -207,19 +191,12 @@ fn exercised_event(json: &Json, path: &mut JsonPath) -> Result<ExercisedEvent, P
     })
 }
 
-fn expect_event_type(
-    obj: &StrictObject<'_>,
-    expected: &'static str,
-    path: &mut JsonPath,
-) -> Result<(), PathError> {
+fn expect_event_type(obj: &StrictObject<'_>, expected: &'static str, path: &mut JsonPath) -> Result<(), PathError> {
     let found = obj.string("event_type", path)?;
     if found == expected {
         Ok(())
     } else {
-        Err(path.error_at(
-            Segment::Field("event_type"),
-            format!("expected {expected}, found {}", quoted(found)),
-        ))
+        Err(path.error_at(Segment::Field("event_type"), format!("expected {expected}, found {}", quoted(found))))
     }
 }
 
@@ -253,12 +230,8 @@ fn check_tree(transaction: &Transaction, path: &JsonPath) -> Result<(), PathErro
     }
     // Walk from the roots; an event reached twice is referenced twice.
     let mut seen = BTreeSet::new();
-    let mut stack: Vec<(&str, Option<&str>, usize)> = roots
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(index, id)| (id.as_str(), None, index))
-        .collect();
+    let mut stack: Vec<(&str, Option<&str>, usize)> =
+        roots.iter().enumerate().rev().map(|(index, id)| (id.as_str(), None, index)).collect();
     while let Some((id, parent, index)) = stack.pop() {
         if !seen.insert(id) {
             return Err(reference_path(path, parent, index).error(format!(
@@ -275,10 +248,7 @@ fn check_tree(transaction: &Transaction, path: &JsonPath) -> Result<(), PathErro
         Some(orphan) => {
             let mut at = path.clone();
             at.push(Segment::Field("events_by_id"));
-            Err(at.error_at(
-                Segment::Key(orphan.clone()),
-                "not reachable from root_event_ids through child_event_ids",
-            ))
+            Err(at.error_at(Segment::Key(orphan.clone()), "not reachable from root_event_ids through child_event_ids"))
         }
         None => Ok(()),
     }
@@ -340,9 +310,9 @@ fn reassignment_event(json: &Json, path: &mut JsonPath) -> Result<ReassignmentEv
         (true, true) => Err(path.error(
             "a reassignment event has created_event (an assignment) or contract_id (an unassignment), not both",
         )),
-        (false, false) => Err(path.error(
-            "a reassignment event needs created_event (an assignment) or contract_id (an unassignment)",
-        )),
+        (false, false) => {
+            Err(path.error("a reassignment event needs created_event (an assignment) or contract_id (an unassignment)"))
+        }
     }
 }
 
@@ -380,29 +350,14 @@ mod tests {
         let Some(Event::Created(created)) = t.events_by_id.get("u1:1") else {
             panic!("u1:1 is a created event");
         };
-        assert_eq!(
-            created.template_id.qualified_name(),
-            "Platform.Round:ClosedMiningRound"
-        );
-        assert_eq!(
-            created
-                .create_arguments
-                .lookup(&["round", "number"])
-                .and_then(Value::as_int64),
-            Some(7)
-        );
-        assert_eq!(
-            created.created_event_blob.as_ref().map(Blob::as_str),
-            Some("AAEC")
-        );
+        assert_eq!(created.template_id.qualified_name(), "Platform.Round:ClosedMiningRound");
+        assert_eq!(created.create_arguments.lookup(&["round", "number"]).and_then(Value::as_int64), Some(7));
+        assert_eq!(created.created_event_blob.as_ref().map(Blob::as_str), Some("AAEC"));
         let Some(Event::Exercised(exercised)) = t.events_by_id.get("u1:2") else {
             panic!("u1:2 is an exercised event");
         };
         assert!(!exercised.consuming);
-        assert_eq!(
-            exercised.interface_id.as_ref().map(TemplateId::as_str),
-            Some("pkg1:Splice.Api.Holding:Holding")
-        );
+        assert_eq!(exercised.interface_id.as_ref().map(TemplateId::as_str), Some("pkg1:Splice.Api.Holding:Holding"));
     }
 
     #[test]
@@ -437,29 +392,13 @@ mod tests {
 
     #[test]
     fn optional_fields_may_be_null() {
-        let tx = edit(
-            fixtures::transaction(),
-            "/external_transaction_hash",
-            Some(Json::Null),
-        );
+        let tx = edit(fixtures::transaction(), "/external_transaction_hash", Some(Json::Null));
         let tx = edit(tx, "/events_by_id/u1:2/interface_id", Some(Json::Null));
-        let tx = edit(
-            tx,
-            "/events_by_id/u1:1/created_event_blob",
-            Some(Json::Null),
-        );
-        let Update::Transaction(t) = Update::parse(&tx).unwrap() else {
-            unreachable!()
-        };
+        let tx = edit(tx, "/events_by_id/u1:1/created_event_blob", Some(Json::Null));
+        let Update::Transaction(t) = Update::parse(&tx).unwrap() else { unreachable!() };
         assert_eq!(t.external_transaction_hash, None);
-        let with_hash = edit(
-            fixtures::transaction(),
-            "/external_transaction_hash",
-            Some(json!("ab")),
-        );
-        let Update::Transaction(t) = Update::parse(&with_hash).unwrap() else {
-            unreachable!()
-        };
+        let with_hash = edit(fixtures::transaction(), "/external_transaction_hash", Some(json!("ab")));
+        let Update::Transaction(t) = Update::parse(&with_hash).unwrap() else { unreachable!() };
         assert_eq!(t.external_transaction_hash.as_deref(), Some("ab"));
     }
 
@@ -480,27 +419,11 @@ mod tests {
                 "an update has events_by_id (a transaction) or event (a reassignment), not both",
             ),
             ("/update_id", None, "missing update_id"),
-            (
-                "/update_id",
-                Some(json!("")),
-                "update_id: must not be empty",
-            ),
-            (
-                "/update_id",
-                Some(json!(7)),
-                "update_id: expected a string, found a number",
-            ),
+            ("/update_id", Some(json!("")), "update_id: must not be empty"),
+            ("/update_id", Some(json!(7)), "update_id: expected a string, found a number"),
             ("/migration_id", None, "missing migration_id"),
-            (
-                "/migration_id",
-                Some(json!("3")),
-                "migration_id: expected an integer (int64), found a string",
-            ),
-            (
-                "/migration_id",
-                Some(json!(3.5)),
-                "migration_id: expected an integer (int64), found 3.5",
-            ),
+            ("/migration_id", Some(json!("3")), "migration_id: expected an integer (int64), found a string"),
+            ("/migration_id", Some(json!(3.5)), "migration_id: expected an integer (int64), found 3.5"),
             (
                 "/migration_id",
                 Some(json!(9_223_372_036_854_775_808u64)),
@@ -518,42 +441,18 @@ mod tests {
                 Some(json!("2024-09-20T13:31:29.1234567Z")),
                 "record_time: timestamps have at most six fractional digits (microseconds)",
             ),
-            (
-                "/record_time",
-                Some(json!(1_726_839_089_552_807i64)),
-                "record_time: expected a string, found a number",
-            ),
-            (
-                "/synchronizer_id",
-                Some(json!("")),
-                "synchronizer_id: must not be empty",
-            ),
+            ("/record_time", Some(json!(1_726_839_089_552_807i64)), "record_time: expected a string, found a number"),
+            ("/synchronizer_id", Some(json!("")), "synchronizer_id: must not be empty"),
             ("/effective_at", None, "missing effective_at"),
-            (
-                "/effective_at",
-                Some(json!("2023-02-29T00:00:00Z")),
-                "effective_at: expected an RFC 3339 timestamp",
-            ),
+            ("/effective_at", Some(json!("2023-02-29T00:00:00Z")), "effective_at: expected an RFC 3339 timestamp"),
             (
                 "/external_transaction_hash",
                 Some(json!(1)),
                 "external_transaction_hash: expected a string, found a number",
             ),
-            (
-                "/root_event_ids",
-                Some(json!("u1:0")),
-                "root_event_ids: expected an array, found a string",
-            ),
-            (
-                "/root_event_ids/1",
-                Some(json!(3)),
-                "root_event_ids[1]: expected a string, found a number",
-            ),
-            (
-                "/root_event_ids/1",
-                Some(json!("u1:9")),
-                "root_event_ids[1]: no event \"u1:9\" in events_by_id",
-            ),
+            ("/root_event_ids", Some(json!("u1:0")), "root_event_ids: expected an array, found a string"),
+            ("/root_event_ids/1", Some(json!(3)), "root_event_ids[1]: expected a string, found a number"),
+            ("/root_event_ids/1", Some(json!("u1:9")), "root_event_ids[1]: no event \"u1:9\" in events_by_id"),
             (
                 "/root_event_ids/2",
                 Some(json!("u1:1")),
@@ -564,26 +463,14 @@ mod tests {
                 None,
                 "events_by_id[\"u1:3\"]: not reachable from root_event_ids through child_event_ids",
             ),
-            (
-                "/events_by_id",
-                Some(json!({})),
-                "events_by_id: a transaction has at least one event",
-            ),
-            (
-                "/events_by_id",
-                Some(json!([])),
-                "events_by_id: expected an object, found an array",
-            ),
+            ("/events_by_id", Some(json!({})), "events_by_id: a transaction has at least one event"),
+            ("/events_by_id", Some(json!([])), "events_by_id: expected an object, found an array"),
             (
                 "/events_by_id/u2:4",
                 Some(json!({})),
                 "events_by_id[\"u2:4\"]: event ids are <update_id>:<n> with n a non-negative integer; expected \"u1:<n>\"",
             ),
-            (
-                "/events_by_id/u1:x",
-                Some(json!({})),
-                "events_by_id[\"u1:x\"]: event ids are <update_id>:<n>",
-            ),
+            ("/events_by_id/u1:x", Some(json!({})), "events_by_id[\"u1:x\"]: event ids are <update_id>:<n>"),
             (
                 "/events_by_id/u1:3",
                 Some(json!("created")),
@@ -594,16 +481,8 @@ mod tests {
                 Some(json!("u1:4")),
                 "events_by_id[\"u1:3\"].event_id: must equal its key in events_by_id, \"u1:3\"",
             ),
-            (
-                "/events_by_id/u1:3/event_id",
-                None,
-                "events_by_id[\"u1:3\"]: missing event_id",
-            ),
-            (
-                "/events_by_id/u1:3/event_type",
-                None,
-                "events_by_id[\"u1:3\"]: missing event_type",
-            ),
+            ("/events_by_id/u1:3/event_id", None, "events_by_id[\"u1:3\"]: missing event_id"),
+            ("/events_by_id/u1:3/event_type", None, "events_by_id[\"u1:3\"]: missing event_type"),
             (
                 "/events_by_id/u1:3/event_type",
                 Some(json!(1)),
@@ -629,11 +508,7 @@ mod tests {
                 Some(json!("Platform.Round:OpenMiningRound")),
                 "events_by_id[\"u1:3\"].template_id: expected a template id <package-id>:<Module.Path>:<Entity>",
             ),
-            (
-                "/events_by_id/u1:3/package_name",
-                None,
-                "events_by_id[\"u1:3\"]: missing package_name",
-            ),
+            ("/events_by_id/u1:3/package_name", None, "events_by_id[\"u1:3\"]: missing package_name"),
             (
                 "/events_by_id/u1:3/create_arguments",
                 Some(json!({"int64": "1"})),
@@ -664,11 +539,7 @@ mod tests {
                 Some(json!(null)),
                 "events_by_id[\"u1:3\"].signatories[0]: expected a string, found null",
             ),
-            (
-                "/events_by_id/u1:3/observers",
-                None,
-                "events_by_id[\"u1:3\"]: missing observers",
-            ),
+            ("/events_by_id/u1:3/observers", None, "events_by_id[\"u1:3\"]: missing observers"),
             (
                 "/events_by_id/u1:1/created_event_blob",
                 Some(json!("AA-C")),
@@ -689,11 +560,7 @@ mod tests {
                 Some(json!("AAEC")),
                 "events_by_id[\"u1:0\"]: unknown field \"created_event_blob\"; expected event_type",
             ),
-            (
-                "/events_by_id/u1:0/choice",
-                Some(json!("")),
-                "events_by_id[\"u1:0\"].choice: must not be empty",
-            ),
+            ("/events_by_id/u1:0/choice", Some(json!("")), "events_by_id[\"u1:0\"].choice: must not be empty"),
             (
                 "/events_by_id/u1:0/choice_argument",
                 Some(json!({})),
@@ -704,11 +571,7 @@ mod tests {
                 Some(json!({"label": "reason"})),
                 "events_by_id[\"u1:0\"].choice_argument.record.fields[0]: missing value",
             ),
-            (
-                "/events_by_id/u1:0/exercise_result",
-                None,
-                "events_by_id[\"u1:0\"]: missing exercise_result",
-            ),
+            ("/events_by_id/u1:0/exercise_result", None, "events_by_id[\"u1:0\"]: missing exercise_result"),
             (
                 "/events_by_id/u1:0/consuming",
                 Some(json!("yes")),
@@ -719,11 +582,7 @@ mod tests {
                 Some(json!({})),
                 "events_by_id[\"u1:0\"].acting_parties: expected an array, found an object",
             ),
-            (
-                "/events_by_id/u1:0/child_event_ids",
-                None,
-                "events_by_id[\"u1:0\"]: missing child_event_ids",
-            ),
+            ("/events_by_id/u1:0/child_event_ids", None, "events_by_id[\"u1:0\"]: missing child_event_ids"),
             (
                 "/events_by_id/u1:0/child_event_ids/1",
                 Some(json!("u1:7")),
@@ -758,30 +617,16 @@ mod tests {
         ];
         for (pointer, replacement, want) in cases {
             let got = error(edit(fixtures::transaction(), pointer, replacement.clone()));
-            assert!(
-                got.starts_with(want),
-                "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}"
-            );
+            assert!(got.starts_with(want), "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}");
         }
     }
 
     #[test]
     fn cycles_away_from_the_roots_are_orphans() {
         // u1:2 -> u1:2 is a cycle no root reaches once u1:0 no longer lists u1:2.
-        let tx = edit(
-            fixtures::transaction(),
-            "/events_by_id/u1:0/child_event_ids/1",
-            None,
-        );
-        let tx = edit(
-            tx,
-            "/events_by_id/u1:2/child_event_ids/0",
-            Some(json!("u1:2")),
-        );
-        assert_eq!(
-            error(tx),
-            "events_by_id[\"u1:2\"]: not reachable from root_event_ids through child_event_ids"
-        );
+        let tx = edit(fixtures::transaction(), "/events_by_id/u1:0/child_event_ids/1", None);
+        let tx = edit(tx, "/events_by_id/u1:2/child_event_ids/0", Some(json!("u1:2")));
+        assert_eq!(error(tx), "events_by_id[\"u1:2\"]: not reachable from root_event_ids through child_event_ids");
     }
 
     #[test]
@@ -793,27 +638,15 @@ mod tests {
                 "an update has events_by_id (a transaction) or event (a reassignment), not both",
             ),
             ("/offset", None, "missing offset"),
-            (
-                "/offset",
-                Some(json!(42)),
-                "offset: expected a string, found a number",
-            ),
+            ("/offset", Some(json!(42)), "offset: expected a string, found a number"),
             (
                 "/migration_id",
                 Some(json!(3)),
                 "unknown field \"migration_id\"; expected update_id, offset, record_time, event",
             ),
-            (
-                "/record_time",
-                Some(json!("now")),
-                "record_time: expected an RFC 3339 timestamp",
-            ),
+            ("/record_time", Some(json!("now")), "record_time: expected an RFC 3339 timestamp"),
             ("/event", Some(Json::Null), "missing event"),
-            (
-                "/event",
-                Some(json!([])),
-                "event: expected an object, found an array",
-            ),
+            ("/event", Some(json!([])), "event: expected an object, found an array"),
             (
                 "/event/contract_id",
                 Some(json!("c9")),
@@ -824,31 +657,19 @@ mod tests {
                 None,
                 "event: a reassignment event needs created_event (an assignment) or contract_id (an unassignment)",
             ),
-            (
-                "/event/created_event",
-                Some(json!("c9")),
-                "event.created_event: expected an object, found a string",
-            ),
+            ("/event/created_event", Some(json!("c9")), "event.created_event: expected an object, found a string"),
             (
                 "/event/reassignment_counter",
                 Some(json!("1")),
                 "event.reassignment_counter: expected an integer (int64), found a string",
             ),
-            (
-                "/event/reassignment_counter",
-                None,
-                "event: missing reassignment_counter",
-            ),
+            ("/event/reassignment_counter", None, "event: missing reassignment_counter"),
             (
                 "/event/migration_id",
                 Some(json!(-9_223_372_036_854_775_809.0)),
                 "event.migration_id: expected an integer (int64), found -9.223372036854776e+18",
             ),
-            (
-                "/event/submitter",
-                Some(json!("")),
-                "event.submitter: must not be empty",
-            ),
+            ("/event/submitter", Some(json!("")), "event.submitter: must not be empty"),
             ("/event/unassign_id", None, "event: missing unassign_id"),
             (
                 "/event/extra",
@@ -860,11 +681,7 @@ mod tests {
                 Some(json!("exercised_event")),
                 "event.created_event.event_type: expected created_event, found \"exercised_event\"",
             ),
-            (
-                "/event/created_event/event_type",
-                None,
-                "event.created_event: missing event_type",
-            ),
+            ("/event/created_event/event_type", None, "event.created_event: missing event_type"),
             (
                 "/event/created_event/create_arguments/record/fields/0/label",
                 None,
@@ -878,22 +695,11 @@ mod tests {
         ];
         for (pointer, replacement, want) in assignment {
             let got = error(edit(fixtures::assignment(), pointer, replacement.clone()));
-            assert!(
-                got.starts_with(want),
-                "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}"
-            );
+            assert!(got.starts_with(want), "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}");
         }
         let unassignment: Vec<Case> = vec![
-            (
-                "/event/contract_id",
-                Some(json!("")),
-                "event.contract_id: must not be empty",
-            ),
-            (
-                "/event/target_synchronizer",
-                None,
-                "event: missing target_synchronizer",
-            ),
+            ("/event/contract_id", Some(json!("")), "event.contract_id: must not be empty"),
+            ("/event/target_synchronizer", None, "event: missing target_synchronizer"),
             (
                 "/event/created_at",
                 Some(json!("2024-09-20T13:31:29Z")),
@@ -907,27 +713,15 @@ mod tests {
         ];
         for (pointer, replacement, want) in unassignment {
             let got = error(edit(fixtures::unassignment(), pointer, replacement.clone()));
-            assert!(
-                got.starts_with(want),
-                "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}"
-            );
+            assert!(got.starts_with(want), "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}");
         }
     }
 
     #[test]
     fn what_is_not_an_update_is_refused() {
-        assert_eq!(
-            error(json!([])),
-            "an update is an object (a transaction or a reassignment), found an array"
-        );
-        assert_eq!(
-            error(json!(null)),
-            "an update is an object (a transaction or a reassignment), found null"
-        );
-        assert_eq!(
-            error(json!({})),
-            "an update needs events_by_id (a transaction) or event (a reassignment)"
-        );
+        assert_eq!(error(json!([])), "an update is an object (a transaction or a reassignment), found an array");
+        assert_eq!(error(json!(null)), "an update is an object (a transaction or a reassignment), found null");
+        assert_eq!(error(json!({})), "an update needs events_by_id (a transaction) or event (a reassignment)");
         assert_eq!(
             error(json!({"update_id": "u1"})),
             "an update needs events_by_id (a transaction) or event (a reassignment)"

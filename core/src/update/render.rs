@@ -4,10 +4,7 @@ use alloc::string::{String, ToString};
 
 use serde_json::{Map, Value as Json, json};
 
-use super::{
-    CreatedEvent, Encoding, Event, ExercisedEvent, Reassignment, ReassignmentEvent, Transaction,
-    Update,
-};
+use super::{CreatedEvent, Encoding, Event, ExercisedEvent, Reassignment, ReassignmentEvent, Transaction, Update};
 
 /// How to write an update: the value encoding, and whether blobs are written.
 #[derive(Clone, Copy)]
@@ -21,25 +18,13 @@ impl Update {
     /// omitted, `events_by_id` sorted by key, timestamps as
     /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`, and no `created_event_blob`.
     pub fn render(&self, encoding: Encoding) -> Json {
-        update(
-            self,
-            Form {
-                encoding,
-                blobs: false,
-            },
-        )
+        update(self, Form { encoding, blobs: false })
     }
 
     /// The canonical ingest form: `protobuf_json` values and blobs. Parsing it gives
     /// this update back, and two updates are equal exactly when their ingest forms are.
     pub fn to_ingest_json(&self) -> Json {
-        update(
-            self,
-            Form {
-                encoding: Encoding::ProtobufJson,
-                blobs: true,
-            },
-        )
+        update(self, Form { encoding: Encoding::ProtobufJson, blobs: true })
     }
 }
 
@@ -51,11 +36,7 @@ fn update(update: &Update, form: Form) -> Json {
 }
 
 fn transaction(t: &Transaction, form: Form) -> Json {
-    let events: Map<String, Json> = t
-        .events_by_id
-        .iter()
-        .map(|(id, e)| (id.clone(), event(e, form)))
-        .collect();
+    let events: Map<String, Json> = t.events_by_id.iter().map(|(id, e)| (id.clone(), event(e, form))).collect();
     let mut json = json!({
         "update_id": t.update_id,
         "migration_id": t.migration_id,
@@ -66,11 +47,7 @@ fn transaction(t: &Transaction, form: Form) -> Json {
         "root_event_ids": t.root_event_ids,
         "events_by_id": events,
     });
-    insert_some(
-        &mut json,
-        "external_transaction_hash",
-        t.external_transaction_hash.as_deref(),
-    );
+    insert_some(&mut json, "external_transaction_hash", t.external_transaction_hash.as_deref());
     json
 }
 
@@ -173,16 +150,8 @@ mod tests {
     /// The transaction fixture as `GET /v2/updates` writes it in protobuf_json:
     /// timestamps normalised, no blob.
     fn normalised_transaction() -> Json {
-        let json = edit(
-            fixtures::transaction(),
-            "/effective_at",
-            Some(json!("2024-09-20T13:31:29.500000Z")),
-        );
-        let json = edit(
-            json,
-            "/events_by_id/u1:1/created_at",
-            Some(json!("2024-09-20T13:31:29.500000Z")),
-        );
+        let json = edit(fixtures::transaction(), "/effective_at", Some(json!("2024-09-20T13:31:29.500000Z")));
+        let json = edit(json, "/events_by_id/u1:1/created_at", Some(json!("2024-09-20T13:31:29.500000Z")));
         edit(json, "/events_by_id/u1:1/created_event_blob", None)
     }
 
@@ -292,30 +261,16 @@ mod tests {
                 "reassignment_counter": 1
             }
         });
-        assert_eq!(
-            text(&assignment.render(Encoding::CompactJson)),
-            text(&compact)
-        );
-        let protobuf = edit(
-            fixtures::assignment(),
-            "/record_time",
-            Some(json!("2024-09-20T13:31:30.000000Z")),
-        );
-        let protobuf = edit(
-            protobuf,
-            "/event/created_event/created_at",
-            Some(json!("2024-09-19T00:00:00.000000Z")),
-        );
+        assert_eq!(text(&assignment.render(Encoding::CompactJson)), text(&compact));
+        let protobuf = edit(fixtures::assignment(), "/record_time", Some(json!("2024-09-20T13:31:30.000000Z")));
+        let protobuf = edit(protobuf, "/event/created_event/created_at", Some(json!("2024-09-19T00:00:00.000000Z")));
         let protobuf = edit(protobuf, "/event/created_event/created_event_blob", None);
         assert_eq!(assignment.render(Encoding::ProtobufJson), protobuf);
 
         // An unassignment carries no values: both encodings are the ingested JSON.
         let unassignment = parse(&fixtures::unassignment());
         for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
-            assert_eq!(
-                text(&unassignment.render(encoding)),
-                text(&fixtures::unassignment())
-            );
+            assert_eq!(text(&unassignment.render(encoding)), text(&fixtures::unassignment()));
         }
     }
 
@@ -332,17 +287,9 @@ mod tests {
         let update = parse(&json);
         for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
             let rendered = update.render(encoding);
-            let keys: Vec<&String> = rendered["events_by_id"]
-                .as_object()
-                .unwrap()
-                .keys()
-                .collect();
+            let keys: Vec<&String> = rendered["events_by_id"].as_object().unwrap().keys().collect();
             assert_eq!(keys, ["00c3:10", "00c3:2"]);
-            assert_eq!(
-                rendered["root_event_ids"],
-                json!(["00c3:2", "00c3:10"]),
-                "roots keep their order"
-            );
+            assert_eq!(rendered["root_event_ids"], json!(["00c3:2", "00c3:10"]), "roots keep their order");
         }
     }
 
@@ -351,44 +298,24 @@ mod tests {
         let update = parse(&fixtures::transaction());
         let rendered = update.render(Encoding::CompactJson);
         assert!(rendered.get("external_transaction_hash").is_none());
-        assert!(
-            rendered["events_by_id"]["u1:0"]
-                .get("interface_id")
-                .is_none()
-        );
-        let with_hash = edit(
-            fixtures::transaction(),
-            "/external_transaction_hash",
-            Some(json!("ab12")),
-        );
+        assert!(rendered["events_by_id"]["u1:0"].get("interface_id").is_none());
+        let with_hash = edit(fixtures::transaction(), "/external_transaction_hash", Some(json!("ab12")));
         let rendered = parse(&with_hash).render(Encoding::CompactJson);
         assert_eq!(rendered["external_transaction_hash"], json!("ab12"));
         let ingest = parse(&fixtures::import()).to_ingest_json();
-        assert!(
-            ingest["events_by_id"]["00c3:0"]
-                .get("created_event_blob")
-                .is_none()
-        );
+        assert!(ingest["events_by_id"]["00c3:0"].get("created_event_blob").is_none());
     }
 
     #[test]
     fn the_ingest_form_round_trips_and_is_canonical() {
-        for fixture in [
-            fixtures::transaction(),
-            fixtures::import(),
-            fixtures::assignment(),
-            fixtures::unassignment(),
-        ] {
+        for fixture in [fixtures::transaction(), fixtures::import(), fixtures::assignment(), fixtures::unassignment()] {
             let update = parse(&fixture);
             let ingest = update.to_ingest_json();
             assert_eq!(parse(&ingest), update);
             assert_eq!(text(&parse(&ingest).to_ingest_json()), text(&ingest));
             // The rendered protobuf form is the ingest form without blobs.
             let mut without_blobs = ingest.clone();
-            for pointer in [
-                "/events_by_id/u1:1/created_event_blob",
-                "/event/created_event/created_event_blob",
-            ] {
+            for pointer in ["/events_by_id/u1:1/created_event_blob", "/event/created_event/created_event_blob"] {
                 if without_blobs.pointer(pointer).is_some() {
                     without_blobs = edit(without_blobs, pointer, None);
                 }
@@ -396,28 +323,17 @@ mod tests {
             assert_eq!(update.render(Encoding::ProtobufJson), without_blobs);
         }
         let ingest = parse(&fixtures::transaction()).to_ingest_json();
-        assert_eq!(
-            ingest["events_by_id"]["u1:1"]["created_event_blob"],
-            json!("AAEC")
-        );
+        assert_eq!(ingest["events_by_id"]["u1:1"]["created_event_blob"], json!("AAEC"));
         assert_eq!(
             ingest,
-            edit(
-                normalised_transaction(),
-                "/events_by_id/u1:1/created_event_blob",
-                Some(json!("AAEC"))
-            )
+            edit(normalised_transaction(), "/events_by_id/u1:1/created_event_blob", Some(json!("AAEC")))
         );
     }
 
     #[test]
     fn the_same_update_written_differently_has_one_ingest_form() {
         let original = parse(&fixtures::transaction()).to_ingest_json();
-        let rewritten = edit(
-            fixtures::transaction(),
-            "/record_time",
-            Some(json!("2024-09-20T15:31:29.552807+02:00")),
-        );
+        let rewritten = edit(fixtures::transaction(), "/record_time", Some(json!("2024-09-20T15:31:29.552807+02:00")));
         let rewritten = edit(
             rewritten,
             "/events_by_id/u1:3/create_arguments/record/fields/0/value/party",
@@ -426,11 +342,7 @@ mod tests {
         assert_eq!(text(&parse(&rewritten).to_ingest_json()), text(&original));
         let changed = edit(fixtures::transaction(), "/workflow_id", Some(json!("wf")));
         assert_ne!(parse(&changed).to_ingest_json(), original);
-        let changed_blob = edit(
-            fixtures::transaction(),
-            "/events_by_id/u1:1/created_event_blob",
-            Some(json!("AAED")),
-        );
+        let changed_blob = edit(fixtures::transaction(), "/events_by_id/u1:1/created_event_blob", Some(json!("AAED")));
         assert_ne!(parse(&changed_blob).to_ingest_json(), original);
     }
 

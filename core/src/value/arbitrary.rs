@@ -23,9 +23,8 @@ fn name() -> impl Strategy<Value = String> {
 fn leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
         any::<i64>().prop_map(Value::Int64),
-        "-?[0-9]{1,12}(\\.[0-9]{1,10})?([eE][+-]?[0-9]{1,3})?".prop_map(|text| Value::Numeric(
-            Numeric::parse(&text).expect("the regex matches only decimals")
-        )),
+        "-?[0-9]{1,12}(\\.[0-9]{1,10})?([eE][+-]?[0-9]{1,3})?"
+            .prop_map(|text| Value::Numeric(Numeric::parse(&text).expect("the regex matches only decimals"))),
         "\\PC{0,12}".prop_map(Value::Text),
         (Timestamp::MIN.micros()..=Timestamp::MAX.micros())
             .prop_map(|m| Value::Timestamp(Timestamp::from_micros(m).expect("in range"))),
@@ -42,18 +41,12 @@ fn leaf() -> impl Strategy<Value = Value> {
 /// Keeps the first of each key.
 fn unique_by_key<T>(entries: Vec<(String, T)>) -> Vec<(String, T)> {
     let mut seen = BTreeSet::new();
-    entries
-        .into_iter()
-        .filter(|(k, _)| seen.insert(k.clone()))
-        .collect()
+    entries.into_iter().filter(|(k, _)| seen.insert(k.clone())).collect()
 }
 
 fn record_of(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Record> {
     proptest::collection::vec((name(), inner), 0..5).prop_map(|fields| Record {
-        fields: unique_by_key(fields)
-            .into_iter()
-            .map(|(label, value)| Field { label, value })
-            .collect(),
+        fields: unique_by_key(fields).into_iter().map(|(label, value)| Field { label, value }).collect(),
     })
 }
 
@@ -62,14 +55,10 @@ pub(crate) fn value() -> impl Strategy<Value = Value> {
     leaf().prop_recursive(4, 48, 5, |inner| {
         prop_oneof![
             record_of(inner.clone()).prop_map(Value::Record),
-            (name(), inner.clone()).prop_map(|(constructor, value)| Value::Variant {
-                constructor,
-                value: Box::new(value),
-            }),
+            (name(), inner.clone())
+                .prop_map(|(constructor, value)| Value::Variant { constructor, value: Box::new(value) }),
             proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::List),
-            inner
-                .clone()
-                .prop_map(|v| Value::Optional(Some(Box::new(v)))),
+            inner.clone().prop_map(|v| Value::Optional(Some(Box::new(v)))),
             proptest::collection::vec(("\\PC{0,6}", inner.clone()), 0..5)
                 .prop_map(|entries| Value::TextMap(unique_by_key(entries))),
             proptest::collection::vec((inner.clone(), inner), 0..4).prop_map(Value::GenMap),

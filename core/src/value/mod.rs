@@ -215,19 +215,14 @@ impl Value {
     /// field `number` of the record in field `round`, if every step is a record with
     /// that field.
     pub fn lookup(&self, labels: &[&str]) -> Option<&Value> {
-        labels
-            .iter()
-            .try_fold(self, |value, label| value.as_record()?.get(label))
+        labels.iter().try_fold(self, |value, label| value.as_record()?.get(label))
     }
 }
 
 impl Record {
     /// The value of the first field labelled `label`.
     pub fn get(&self, label: &str) -> Option<&Value> {
-        self.fields
-            .iter()
-            .find(|f| f.label == label)
-            .map(|f| &f.value)
+        self.fields.iter().find(|f| f.label == label).map(|f| &f.value)
     }
 
     /// Follows record labels from this record (see [`Value::lookup`]).
@@ -250,10 +245,7 @@ mod tests {
     #[test]
     fn encodings_parse_by_their_wire_names() {
         assert_eq!(Encoding::parse("compact_json"), Some(Encoding::CompactJson));
-        assert_eq!(
-            Encoding::parse("protobuf_json"),
-            Some(Encoding::ProtobufJson)
-        );
+        assert_eq!(Encoding::parse("protobuf_json"), Some(Encoding::ProtobufJson));
         assert_eq!(Encoding::parse("json"), None);
         assert_eq!(Encoding::parse("COMPACT_JSON"), None);
         assert_eq!(Encoding::default(), Encoding::CompactJson);
@@ -264,34 +256,15 @@ mod tests {
 
     #[test]
     fn lookup_follows_record_labels() {
-        let round = Record {
-            fields: alloc::vec![Field {
-                label: "number".into(),
-                value: Value::Int64(7),
-            }],
-        };
+        let round = Record { fields: alloc::vec![Field { label: "number".into(), value: Value::Int64(7) }] };
         let payload = Value::Record(Record {
             fields: alloc::vec![
-                Field {
-                    label: "round".into(),
-                    value: Value::Record(round.clone()),
-                },
-                Field {
-                    label: "sv".into(),
-                    value: Value::Party("sv1".into()),
-                },
+                Field { label: "round".into(), value: Value::Record(round.clone()) },
+                Field { label: "sv".into(), value: Value::Party("sv1".into()) },
             ],
         });
-        assert_eq!(
-            payload
-                .lookup(&["round", "number"])
-                .and_then(Value::as_int64),
-            Some(7)
-        );
-        assert_eq!(
-            payload.lookup(&["sv"]).and_then(Value::as_party),
-            Some("sv1")
-        );
+        assert_eq!(payload.lookup(&["round", "number"]).and_then(Value::as_int64), Some(7));
+        assert_eq!(payload.lookup(&["sv"]).and_then(Value::as_party), Some("sv1"));
         assert_eq!(payload.lookup(&["sv", "x"]), None);
         assert_eq!(payload.lookup(&["missing"]), None);
         assert_eq!(payload.lookup(&[]), Some(&payload));

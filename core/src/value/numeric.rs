@@ -29,11 +29,7 @@ impl core::error::Error for NumericError {}
 impl Numeric {
     /// Checks that `text` is a decimal number, optionally in scientific notation.
     pub fn parse(text: &str) -> Result<Self, NumericError> {
-        if is_decimal(text.as_bytes()) {
-            Ok(Numeric(String::from(text)))
-        } else {
-            Err(NumericError)
-        }
+        if is_decimal(text.as_bytes()) { Ok(Numeric(String::from(text))) } else { Err(NumericError) }
     }
 
     /// The text as ingested.
@@ -99,18 +95,15 @@ mod tests {
             "007.10",
             "99999999999999999999999999999999999999.0000000000",
         ] {
-            assert_eq!(
-                Numeric::parse(text).map(|n| n.as_str().into()),
-                Ok(String::from(text))
-            );
+            assert_eq!(Numeric::parse(text).map(|n| n.as_str().into()), Ok(String::from(text)));
         }
     }
 
     #[test]
     fn anything_else_is_refused() {
         for text in [
-            "", "-", "+1", ".5", "1.", "1.e5", "e5", "1e", "1e+", "1e5.0", "1.5.0", " 1", "1 ",
-            "0x10", "NaN", "Infinity", "1_000", "١", "--1", "1e--5",
+            "", "-", "+1", ".5", "1.", "1.e5", "e5", "1e", "1e+", "1e5.0", "1.5.0", " 1", "1 ", "0x10", "NaN",
+            "Infinity", "1_000", "١", "--1", "1e--5",
         ] {
             assert_eq!(Numeric::parse(text), Err(NumericError), "{text}");
         }

@@ -39,10 +39,7 @@ impl Value {
     /// On return `path` is as it was.
     pub fn parse(json: &Json, path: &mut JsonPath) -> Result<Value, PathError> {
         let map = json.as_object().ok_or_else(|| {
-            path.error(format!(
-                "expected a value object such as {{\"text\":\"s\"}}, found {}",
-                read::describe(json)
-            ))
+            path.error(format!("expected a value object such as {{\"text\":\"s\"}}, found {}", read::describe(json)))
         })?;
         let mut entries = map.iter();
         let (Some((key, body)), None) = (entries.next(), entries.next()) else {
@@ -69,10 +66,7 @@ impl Record {
     pub fn parse(json: &Json, path: &mut JsonPath) -> Result<Record, PathError> {
         match Value::parse(json, path)? {
             Value::Record(record) => Ok(record),
-            other => Err(path.error(format!(
-                "expected a record value, found {}",
-                other.type_name()
-            ))),
+            other => Err(path.error(format!("expected a record value, found {}", other.type_name()))),
         }
     }
 }
@@ -98,38 +92,30 @@ fn parse_body(kind: &str, body: &Json, path: &mut JsonPath) -> Result<Value, Pat
         }
         "optional" => {
             let obj = StrictObject::new(body, &["value"], path)?;
-            Value::Optional(
-                obj.optional_field("value", path, Value::parse)?
-                    .map(Box::new),
-            )
+            Value::Optional(obj.optional_field("value", path, Value::parse)?.map(Box::new))
         }
         "textMap" => Value::TextMap(text_map(body, path)?),
         "genMap" => {
             let obj = StrictObject::new(body, &["entries"], path)?;
             Value::GenMap(repeated(&obj, "entries", path, |entry, p| {
                 let entry = StrictObject::new(entry, &["key", "value"], p)?;
-                Ok((
-                    entry.field("key", p, Value::parse)?,
-                    entry.field("value", p, Value::parse)?,
-                ))
+                Ok((entry.field("key", p, Value::parse)?, entry.field("value", p, Value::parse)?))
             })?)
         }
         "int64" => Value::Int64(int64_text(read::string(body, path)?, path)?),
-        "numeric" => Value::Numeric(
-            Numeric::parse(read::string(body, path)?).map_err(|e| path.error(format!("{e}")))?,
-        ),
+        "numeric" => Value::Numeric(Numeric::parse(read::string(body, path)?).map_err(|e| path.error(format!("{e}")))?),
         "text" => Value::Text(read::string(body, path)?.into()),
         "timestamp" => {
             let micros = int64_text(read::string(body, path)?, path)?;
-            Value::Timestamp(Timestamp::from_micros(micros).map_err(|e| {
-                path.error(format!("{e}; expected microseconds since the Unix epoch"))
-            })?)
+            Value::Timestamp(
+                Timestamp::from_micros(micros)
+                    .map_err(|e| path.error(format!("{e}; expected microseconds since the Unix epoch")))?,
+            )
         }
         "date" => {
             let days = read::int64(body, path)?;
             Value::Date(
-                Date::from_days(days)
-                    .map_err(|e| path.error(format!("{e}; expected days since the Unix epoch")))?,
+                Date::from_days(days).map_err(|e| path.error(format!("{e}; expected days since the Unix epoch")))?,
             )
         }
         "party" => Value::Party(read::string(body, path)?.into()),
@@ -156,10 +142,7 @@ fn record(body: &Json, path: &mut JsonPath) -> Result<Record, PathError> {
         if !labels.insert(label) {
             return Err(p.error(format!("duplicate label {}", quoted(label))));
         }
-        Ok(Field {
-            label: label.into(),
-            value: field.field("value", p, Value::parse)?,
-        })
+        Ok(Field { label: label.into(), value: field.field("value", p, Value::parse)? })
     })?;
     Ok(Record { fields })
 }
@@ -201,13 +184,11 @@ fn repeated<'a, T>(
 fn int64_text(text: &str, path: &JsonPath) -> Result<i64, PathError> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(path.error(format!(
-            "expected a decimal integer in a string, such as \"42\"; found {}",
-            quoted(text)
-        )));
+        return Err(
+            path.error(format!("expected a decimal integer in a string, such as \"42\"; found {}", quoted(text)))
+        );
     }
-    text.parse::<i64>()
-        .map_err(|_| path.error(format!("{text} is out of the int64 range")))
+    text.parse::<i64>().map_err(|_| path.error(format!("{text} is out of the int64 range")))
 }
 
 #[cfg(test)]
@@ -225,10 +206,7 @@ mod tests {
     }
 
     fn field(label: &str, value: Value) -> Field {
-        Field {
-            label: label.into(),
-            value,
-        }
+        Field { label: label.into(), value }
     }
 
     #[test]
@@ -236,43 +214,19 @@ mod tests {
         let ts = Timestamp::from_micros(1_726_839_089_552_807).unwrap();
         let cases = [
             (json!({"int64": "42"}), Value::Int64(42)),
-            (
-                json!({"int64": "-9223372036854775808"}),
-                Value::Int64(i64::MIN),
-            ),
-            (
-                json!({"numeric": "0E-10"}),
-                Value::Numeric(Numeric::parse("0E-10").unwrap()),
-            ),
+            (json!({"int64": "-9223372036854775808"}), Value::Int64(i64::MIN)),
+            (json!({"numeric": "0E-10"}), Value::Numeric(Numeric::parse("0E-10").unwrap())),
             (json!({"text": ""}), Value::Text("".into())),
-            (
-                json!({"timestamp": "1726839089552807"}),
-                Value::Timestamp(ts),
-            ),
-            (
-                json!({"date": 19986}),
-                Value::Date(Date::from_days(19_986).unwrap()),
-            ),
-            (
-                json!({"party": "alice::1220"}),
-                Value::Party("alice::1220".into()),
-            ),
-            (
-                json!({"contractId": "00ab"}),
-                Value::ContractId("00ab".into()),
-            ),
+            (json!({"timestamp": "1726839089552807"}), Value::Timestamp(ts)),
+            (json!({"date": 19986}), Value::Date(Date::from_days(19_986).unwrap())),
+            (json!({"party": "alice::1220"}), Value::Party("alice::1220".into())),
+            (json!({"contractId": "00ab"}), Value::ContractId("00ab".into())),
             (json!({"bool": false}), Value::Bool(false)),
             (json!({"unit": {}}), Value::Unit),
-            (
-                json!({"enum": {"constructor": "Red"}}),
-                Value::Enum("Red".into()),
-            ),
+            (json!({"enum": {"constructor": "Red"}}), Value::Enum("Red".into())),
             (
                 json!({"variant": {"constructor": "Some", "value": {"unit": {}}}}),
-                Value::Variant {
-                    constructor: "Some".into(),
-                    value: Box::new(Value::Unit),
-                },
+                Value::Variant { constructor: "Some".into(), value: Box::new(Value::Unit) },
             ),
             (
                 json!({"list": {"elements": [{"int64": "1"}, {"text": "a"}]}}),
@@ -280,16 +234,10 @@ mod tests {
             ),
             (json!({"list": {}}), Value::List(vec![])),
             (json!({"optional": {}}), Value::Optional(None)),
-            (
-                json!({"optional": {"value": {"optional": {}}}}),
-                Value::Optional(Some(Box::new(Value::Optional(None)))),
-            ),
+            (json!({"optional": {"value": {"optional": {}}}}), Value::Optional(Some(Box::new(Value::Optional(None))))),
             (
                 json!({"textMap": {"entries": [{"key": "b", "value": {"int64": "2"}}, {"key": "a", "value": {"int64": "1"}}]}}),
-                Value::TextMap(vec![
-                    ("b".into(), Value::Int64(2)),
-                    ("a".into(), Value::Int64(1)),
-                ]),
+                Value::TextMap(vec![("b".into(), Value::Int64(2)), ("a".into(), Value::Int64(1))]),
             ),
             (json!({"textMap": {}}), Value::TextMap(vec![])),
             (
@@ -302,10 +250,7 @@ mod tests {
                     {"label": "a", "value": {"record": {}}}
                 ]}}),
                 Value::Record(Record {
-                    fields: vec![
-                        field("z", Value::Int64(1)),
-                        field("a", Value::Record(Record::default())),
-                    ],
+                    fields: vec![field("z", Value::Int64(1)), field("a", Value::Record(Record::default()))],
                 }),
             ),
         ];
@@ -317,141 +262,51 @@ mod tests {
     #[test]
     fn every_problem_names_its_path() {
         let cases = [
-            (
-                json!("s"),
-                "expected a value object such as {\"text\":\"s\"}, found a string",
-            ),
+            (json!("s"), "expected a value object such as {\"text\":\"s\"}, found a string"),
             (
                 json!({}),
                 "a value object has exactly one key, its type (one of record, variant, enum, list, optional, textMap, genMap, int64, numeric, text, timestamp, date, party, contractId, bool, unit); found 0",
             ),
-            (
-                json!({"text": "a", "bool": true}),
-                "a value object has exactly one key",
-            ),
-            (
-                json!({"string": "a"}),
-                "unknown value type \"string\"; expected one of record",
-            ),
-            (
-                json!({"int64": 42}),
-                "int64: expected a string, found a number",
-            ),
-            (
-                json!({"int64": "4.2"}),
-                "int64: expected a decimal integer in a string, such as \"42\"; found \"4.2\"",
-            ),
+            (json!({"text": "a", "bool": true}), "a value object has exactly one key"),
+            (json!({"string": "a"}), "unknown value type \"string\"; expected one of record"),
+            (json!({"int64": 42}), "int64: expected a string, found a number"),
+            (json!({"int64": "4.2"}), "int64: expected a decimal integer in a string, such as \"42\"; found \"4.2\""),
             (json!({"int64": "+1"}), "int64: expected a decimal integer"),
             (json!({"int64": ""}), "int64: expected a decimal integer"),
-            (
-                json!({"int64": "9223372036854775808"}),
-                "int64: 9223372036854775808 is out of the int64 range",
-            ),
-            (
-                json!({"numeric": "1.5.0"}),
-                "numeric: expected a decimal number such as 1.5000000000",
-            ),
-            (
-                json!({"numeric": 1.5}),
-                "numeric: expected a string, found a number",
-            ),
-            (
-                json!({"timestamp": "2024-09-20T13:31:29Z"}),
-                "timestamp: expected a decimal integer in a string",
-            ),
-            (
-                json!({"timestamp": 1726839089552807i64}),
-                "timestamp: expected a string, found a number",
-            ),
+            (json!({"int64": "9223372036854775808"}), "int64: 9223372036854775808 is out of the int64 range"),
+            (json!({"numeric": "1.5.0"}), "numeric: expected a decimal number such as 1.5000000000"),
+            (json!({"numeric": 1.5}), "numeric: expected a string, found a number"),
+            (json!({"timestamp": "2024-09-20T13:31:29Z"}), "timestamp: expected a decimal integer in a string"),
+            (json!({"timestamp": 1726839089552807i64}), "timestamp: expected a string, found a number"),
             (
                 json!({"timestamp": "253402300800000000"}),
                 "timestamp: timestamp out of range (years 1 to 9999); expected microseconds since the Unix epoch",
             ),
-            (
-                json!({"timestamp": "-62135596800000001"}),
-                "timestamp: timestamp out of range",
-            ),
-            (
-                json!({"date": "19986"}),
-                "date: expected an integer (int64), found a string",
-            ),
-            (
-                json!({"date": 2932897}),
-                "date: date out of range (years 1 to 9999); expected days since the Unix epoch",
-            ),
-            (
-                json!({"date": 1.5}),
-                "date: expected an integer (int64), found 1.5",
-            ),
-            (
-                json!({"bool": "true"}),
-                "bool: expected a boolean, found a string",
-            ),
-            (
-                json!({"unit": {"x": 1}}),
-                "unit: unknown field \"x\"; expected no fields",
-            ),
-            (
-                json!({"unit": null}),
-                "unit: expected an object, found null",
-            ),
-            (
-                json!({"party": 1}),
-                "party: expected a string, found a number",
-            ),
-            (
-                json!({"contractId": null}),
-                "contractId: expected a string, found null",
-            ),
-            (
-                json!({"text": ["a"]}),
-                "text: expected a string, found an array",
-            ),
+            (json!({"timestamp": "-62135596800000001"}), "timestamp: timestamp out of range"),
+            (json!({"date": "19986"}), "date: expected an integer (int64), found a string"),
+            (json!({"date": 2932897}), "date: date out of range (years 1 to 9999); expected days since the Unix epoch"),
+            (json!({"date": 1.5}), "date: expected an integer (int64), found 1.5"),
+            (json!({"bool": "true"}), "bool: expected a boolean, found a string"),
+            (json!({"unit": {"x": 1}}), "unit: unknown field \"x\"; expected no fields"),
+            (json!({"unit": null}), "unit: expected an object, found null"),
+            (json!({"party": 1}), "party: expected a string, found a number"),
+            (json!({"contractId": null}), "contractId: expected a string, found null"),
+            (json!({"text": ["a"]}), "text: expected a string, found an array"),
             (json!({"enum": {}}), "enum: missing constructor"),
-            (
-                json!({"enum": {"constructor": ""}}),
-                "enum.constructor: must not be empty",
-            ),
-            (
-                json!({"enum": "Red"}),
-                "enum: expected an object, found a string",
-            ),
-            (
-                json!({"variant": {"constructor": "C"}}),
-                "variant: missing value",
-            ),
+            (json!({"enum": {"constructor": ""}}), "enum.constructor: must not be empty"),
+            (json!({"enum": "Red"}), "enum: expected an object, found a string"),
+            (json!({"variant": {"constructor": "C"}}), "variant: missing value"),
             (
                 json!({"variant": {"constructor": "C", "value": {"int64": "x"}}}),
                 "variant.value.int64: expected a decimal integer",
             ),
-            (
-                json!({"variant": {"value": {"unit": {}}}}),
-                "variant: missing constructor",
-            ),
-            (
-                json!({"list": {"elements": {}}}),
-                "list.elements: expected an array, found an object",
-            ),
-            (
-                json!({"list": {"elements": [{"unit": {}}, 5]}}),
-                "list.elements[1]: expected a value object",
-            ),
-            (
-                json!({"list": {"values": []}}),
-                "list: unknown field \"values\"; expected elements",
-            ),
-            (
-                json!({"optional": {"value": {}}}),
-                "optional.value: a value object has exactly one key",
-            ),
-            (
-                json!({"optional": {"val": {}}}),
-                "optional: unknown field \"val\"; expected value",
-            ),
-            (
-                json!({"record": {"fields": [{"value": {"unit": {}}}]}}),
-                "record.fields[0]: missing label",
-            ),
+            (json!({"variant": {"value": {"unit": {}}}}), "variant: missing constructor"),
+            (json!({"list": {"elements": {}}}), "list.elements: expected an array, found an object"),
+            (json!({"list": {"elements": [{"unit": {}}, 5]}}), "list.elements[1]: expected a value object"),
+            (json!({"list": {"values": []}}), "list: unknown field \"values\"; expected elements"),
+            (json!({"optional": {"value": {}}}), "optional.value: a value object has exactly one key"),
+            (json!({"optional": {"val": {}}}), "optional: unknown field \"val\"; expected value"),
+            (json!({"record": {"fields": [{"value": {"unit": {}}}]}}), "record.fields[0]: missing label"),
             (
                 json!({"record": {"fields": [{"label": null, "value": {"unit": {}}}]}}),
                 "record.fields[0]: missing label",
@@ -464,10 +319,7 @@ mod tests {
                 json!({"record": {"fields": [{"label": "", "value": {"unit": {}}}]}}),
                 "record.fields[0].label: must not be empty",
             ),
-            (
-                json!({"record": {"fields": [{"label": "a"}]}}),
-                "record.fields[0]: missing value",
-            ),
+            (json!({"record": {"fields": [{"label": "a"}]}}), "record.fields[0]: missing value"),
             (
                 json!({"record": {"fields": [
                     {"label": "a", "value": {"unit": {}}},
@@ -475,10 +327,7 @@ mod tests {
                 ]}}),
                 "record.fields[1]: duplicate label \"a\"",
             ),
-            (
-                json!({"record": {"recordId": {}, "fields": []}}),
-                "record: unknown field \"recordId\"; expected fields",
-            ),
+            (json!({"record": {"recordId": {}, "fields": []}}), "record: unknown field \"recordId\"; expected fields"),
             (
                 json!({"record": {"fields": [{"label": "a", "value": {"unit": {}}, "x": 1}]}}),
                 "record.fields[0]: unknown field \"x\"; expected label, value",
@@ -491,18 +340,12 @@ mod tests {
                 json!({"textMap": {"entries": [{"key": 1, "value": {"unit": {}}}]}}),
                 "textMap.entries[0].key: expected a string, found a number",
             ),
-            (
-                json!({"textMap": {"entries": [{"value": {"unit": {}}}]}}),
-                "textMap.entries[0]: missing key",
-            ),
+            (json!({"textMap": {"entries": [{"value": {"unit": {}}}]}}), "textMap.entries[0]: missing key"),
             (
                 json!({"genMap": {"entries": [{"key": "k", "value": {"unit": {}}}]}}),
                 "genMap.entries[0].key: expected a value object",
             ),
-            (
-                json!({"genMap": {"entries": [{"key": {"unit": {}}}]}}),
-                "genMap.entries[0]: missing value",
-            ),
+            (json!({"genMap": {"entries": [{"key": {"unit": {}}}]}}), "genMap.entries[0]: missing value"),
             (
                 json!({"record": {"fields": [{"label": "a", "value": {"list": {"elements": [{"record": {"fields": [{"label": "b", "value": {"textMap": {"entries": [{"key": "k", "value": {"int64": "x"}}]}}}]}}]}}}]}}),
                 "record.fields[0].value.list.elements[0].record.fields[0].value.textMap.entries[0].value.int64: expected a decimal integer",
@@ -510,10 +353,7 @@ mod tests {
         ];
         for (json, want) in cases {
             match parse(json.clone()) {
-                Err(message) => assert!(
-                    message.starts_with(want),
-                    "{json}:\n  got  {message}\n  want {want}"
-                ),
+                Err(message) => assert!(message.starts_with(want), "{json}:\n  got  {message}\n  want {want}"),
                 Ok(v) => panic!("{json} parsed as {v:?}"),
             }
         }
@@ -531,10 +371,7 @@ mod tests {
             {"value": {"unit": {}}}
         ]}});
         let err = Value::parse(&json, &mut path).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            r#"events_by_id["u1:3"].create_arguments.record.fields[2]: missing label"#
-        );
+        assert_eq!(err.to_string(), r#"events_by_id["u1:3"].create_arguments.record.fields[2]: missing label"#);
         assert_eq!(path.to_string(), r#"events_by_id["u1:3"].create_arguments"#);
     }
 
@@ -543,14 +380,9 @@ mod tests {
         let mut path = JsonPath::new();
         path.push(Segment::Field("create_arguments"));
         assert_eq!(
-            Record::parse(&json!({"int64": "1"}), &mut path)
-                .unwrap_err()
-                .to_string(),
+            Record::parse(&json!({"int64": "1"}), &mut path).unwrap_err().to_string(),
             "create_arguments: expected a record value, found int64"
         );
-        assert_eq!(
-            Record::parse(&json!({"record": {}}), &mut path),
-            Ok(Record::default())
-        );
+        assert_eq!(Record::parse(&json!({"record": {}}), &mut path), Ok(Record::default()));
     }
 }

@@ -30,9 +30,7 @@ pub struct JsonPath {
 impl JsonPath {
     /// The root of a document.
     pub const fn new() -> Self {
-        JsonPath {
-            segments: Vec::new(),
-        }
+        JsonPath { segments: Vec::new() }
     }
 
     /// Descends one step.
@@ -56,11 +54,7 @@ impl JsonPath {
     }
 
     /// Runs `f` one step below the current path, and comes back up whatever `f` returns.
-    pub fn with<T, E>(
-        &mut self,
-        segment: Segment,
-        f: impl FnOnce(&mut Self) -> Result<T, E>,
-    ) -> Result<T, E> {
+    pub fn with<T, E>(&mut self, segment: Segment, f: impl FnOnce(&mut Self) -> Result<T, E>) -> Result<T, E> {
         self.push(segment);
         let result = f(self);
         self.pop();
@@ -69,10 +63,7 @@ impl JsonPath {
 
     /// An error about the element at this path.
     pub fn error(&self, problem: impl Into<String>) -> PathError {
-        PathError {
-            path: self.clone(),
-            problem: problem.into(),
-        }
+        PathError { path: self.clone(), problem: problem.into() }
     }
 
     /// An error about the element one step below this path.
@@ -139,11 +130,7 @@ pub struct PathError {
 impl fmt::Display for PathError {
     /// `<path>: <problem>`, or just the problem at the root.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_root() {
-            f.write_str(&self.problem)
-        } else {
-            write!(f, "{}: {}", self.path, self.problem)
-        }
+        if self.path.is_root() { f.write_str(&self.problem) } else { write!(f, "{}: {}", self.path, self.problem) }
     }
 }
 
@@ -187,10 +174,7 @@ mod tests {
 
     #[test]
     fn errors_at_the_root_are_just_the_problem() {
-        assert_eq!(
-            JsonPath::new().error("expected an object").to_string(),
-            "expected an object"
-        );
+        assert_eq!(JsonPath::new().error("expected an object").to_string(), "expected an object");
     }
 
     #[test]
@@ -210,11 +194,7 @@ mod tests {
     fn error_at_names_the_child() {
         let mut path = JsonPath::new();
         path.push(Segment::Field("event"));
-        assert_eq!(
-            path.error_at(Segment::Field("offset"), "missing")
-                .to_string(),
-            "event.offset: missing"
-        );
+        assert_eq!(path.error_at(Segment::Field("offset"), "missing").to_string(), "event.offset: missing");
         assert_eq!(path.to_string(), "event");
     }
 }

@@ -28,8 +28,7 @@ pub fn describe(json: &Json) -> &'static str {
 
 /// `json` as a string.
 pub fn string<'j>(json: &'j Json, path: &JsonPath) -> Result<&'j str, PathError> {
-    json.as_str()
-        .ok_or_else(|| path.error(format!("expected a string, found {}", describe(json))))
+    json.as_str().ok_or_else(|| path.error(format!("expected a string, found {}", describe(json))))
 }
 
 /// `json` as a non-empty string (an id).
@@ -51,30 +50,23 @@ pub fn int64(json: &Json, path: &JsonPath) -> Result<i64, PathError> {
                 path.error(format!("expected an integer (int64), found {n}"))
             }
         }),
-        other => Err(path.error(format!(
-            "expected an integer (int64), found {}",
-            describe(other)
-        ))),
+        other => Err(path.error(format!("expected an integer (int64), found {}", describe(other)))),
     }
 }
 
 /// `json` as a boolean.
 pub fn boolean(json: &Json, path: &JsonPath) -> Result<bool, PathError> {
-    json.as_bool()
-        .ok_or_else(|| path.error(format!("expected a boolean, found {}", describe(json))))
+    json.as_bool().ok_or_else(|| path.error(format!("expected a boolean, found {}", describe(json))))
 }
 
 /// `json` as an array.
 pub fn array<'j>(json: &'j Json, path: &JsonPath) -> Result<&'j [Json], PathError> {
-    json.as_array()
-        .map(Vec::as_slice)
-        .ok_or_else(|| path.error(format!("expected an array, found {}", describe(json))))
+    json.as_array().map(Vec::as_slice).ok_or_else(|| path.error(format!("expected an array, found {}", describe(json))))
 }
 
 /// `json` as an object (any keys).
 pub fn object<'j>(json: &'j Json, path: &JsonPath) -> Result<&'j Map<String, Json>, PathError> {
-    json.as_object()
-        .ok_or_else(|| path.error(format!("expected an object, found {}", describe(json))))
+    json.as_object().ok_or_else(|| path.error(format!("expected an object, found {}", describe(json))))
 }
 
 /// `json` as an RFC 3339 timestamp string.
@@ -138,8 +130,7 @@ impl<'a> StrictObject<'a> {
 
     /// The field's value; absent (or `null`) is an error `missing <name>` at the object.
     pub fn required(&self, name: &'static str, path: &JsonPath) -> Result<&'a Json, PathError> {
-        self.optional(name)
-            .ok_or_else(|| path.error(format!("missing {name}")))
+        self.optional(name).ok_or_else(|| path.error(format!("missing {name}")))
     }
 
     /// Reads a required field with `read`, one step below the object's path.
@@ -187,20 +178,12 @@ impl<'a> StrictObject<'a> {
     }
 
     /// A required RFC 3339 timestamp field.
-    pub fn timestamp(
-        &self,
-        name: &'static str,
-        path: &mut JsonPath,
-    ) -> Result<Timestamp, PathError> {
+    pub fn timestamp(&self, name: &'static str, path: &mut JsonPath) -> Result<Timestamp, PathError> {
         self.field(name, path, |j, p| timestamp(j, p))
     }
 
     /// A required array-of-strings field.
-    pub fn strings(
-        &self,
-        name: &'static str,
-        path: &mut JsonPath,
-    ) -> Result<Vec<String>, PathError> {
+    pub fn strings(&self, name: &'static str, path: &mut JsonPath) -> Result<Vec<String>, PathError> {
         self.field(name, path, strings)
     }
 }
@@ -221,15 +204,9 @@ mod tests {
     fn unknown_fields_are_refused_and_named() {
         let json = json!({"a": 1, "colour": 2});
         let err = StrictObject::new(&json, &["a", "b"], &at("x")).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            r#"x: unknown field "colour"; expected a, b"#
-        );
+        assert_eq!(err.to_string(), r#"x: unknown field "colour"; expected a, b"#);
         let err = StrictObject::new(&json, &[], &at("x")).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            r#"x: unknown field "a"; expected no fields"#
-        );
+        assert_eq!(err.to_string(), r#"x: unknown field "a"; expected no fields"#);
     }
 
     #[test]
@@ -237,14 +214,8 @@ mod tests {
         let json = json!({"a": null});
         let obj = StrictObject::new(&json, &["a", "b"], &at("x")).unwrap();
         let mut path = at("x");
-        assert_eq!(
-            obj.string("b", &mut path).unwrap_err().to_string(),
-            "x: missing b"
-        );
-        assert_eq!(
-            obj.string("a", &mut path).unwrap_err().to_string(),
-            "x: missing a"
-        );
+        assert_eq!(obj.string("b", &mut path).unwrap_err().to_string(), "x: missing b");
+        assert_eq!(obj.string("a", &mut path).unwrap_err().to_string(), "x: missing a");
         assert_eq!(obj.optional("a"), None);
         assert!(obj.has("a"));
         assert!(path.segments().len() == 1);
@@ -257,22 +228,10 @@ mod tests {
         let obj = StrictObject::new(&json, &known, &JsonPath::new()).unwrap();
         let mut path = JsonPath::new();
         let cases = [
-            (
-                obj.string("s", &mut path).map(drop),
-                "s: expected a string, found a number",
-            ),
-            (
-                obj.int64("i", &mut path).map(drop),
-                "i: expected an integer (int64), found a string",
-            ),
-            (
-                obj.boolean("b", &mut path).map(drop),
-                "b: expected a boolean, found a string",
-            ),
-            (
-                obj.strings("a", &mut path).map(drop),
-                "a: expected an array, found an object",
-            ),
+            (obj.string("s", &mut path).map(drop), "s: expected a string, found a number"),
+            (obj.int64("i", &mut path).map(drop), "i: expected an integer (int64), found a string"),
+            (obj.boolean("b", &mut path).map(drop), "b: expected a boolean, found a string"),
+            (obj.strings("a", &mut path).map(drop), "a: expected an array, found an object"),
             (
                 obj.timestamp("t", &mut path).map(drop),
                 "t: expected an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z",
@@ -288,20 +247,12 @@ mod tests {
     #[test]
     fn int64_fields_are_integers_in_range() {
         let path = at("n");
+        assert_eq!(int64(&json!(-9_223_372_036_854_775_808i64), &path), Ok(i64::MIN));
         assert_eq!(
-            int64(&json!(-9_223_372_036_854_775_808i64), &path),
-            Ok(i64::MIN)
-        );
-        assert_eq!(
-            int64(&json!(9_223_372_036_854_775_808u64), &path)
-                .unwrap_err()
-                .to_string(),
+            int64(&json!(9_223_372_036_854_775_808u64), &path).unwrap_err().to_string(),
             "n: 9223372036854775808 is out of the int64 range"
         );
-        assert_eq!(
-            int64(&json!(1.5), &path).unwrap_err().to_string(),
-            "n: expected an integer (int64), found 1.5"
-        );
+        assert_eq!(int64(&json!(1.5), &path).unwrap_err().to_string(), "n: expected an integer (int64), found 1.5");
         assert!(int64(&json!(1.0), &path).is_err());
     }
 
@@ -309,10 +260,7 @@ mod tests {
     fn string_arrays_name_the_bad_element() {
         let mut path = at("observers");
         let err = strings(&json!(["a", 2]), &mut path).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "observers[1]: expected a string, found a number"
-        );
+        assert_eq!(err.to_string(), "observers[1]: expected a string, found a number");
         assert_eq!(strings(&json!(["a", "b"]), &mut path).unwrap(), ["a", "b"]);
     }
 }

@@ -42,17 +42,12 @@ fn protobuf(value: &Value) -> Json {
         Value::Optional(None) => json!({ "optional": {} }),
         Value::Optional(Some(inner)) => json!({ "optional": { "value": protobuf(inner) } }),
         Value::TextMap(entries) => {
-            let entries: Vec<Json> = entries
-                .iter()
-                .map(|(k, v)| json!({ "key": k, "value": protobuf(v) }))
-                .collect();
+            let entries: Vec<Json> = entries.iter().map(|(k, v)| json!({ "key": k, "value": protobuf(v) })).collect();
             json!({ "textMap": { "entries": entries } })
         }
         Value::GenMap(entries) => {
-            let entries: Vec<Json> = entries
-                .iter()
-                .map(|(k, v)| json!({ "key": protobuf(k), "value": protobuf(v) }))
-                .collect();
+            let entries: Vec<Json> =
+                entries.iter().map(|(k, v)| json!({ "key": protobuf(k), "value": protobuf(v) })).collect();
             json!({ "genMap": { "entries": entries } })
         }
         Value::Int64(n) => json!({ "int64": n.to_string() }),
@@ -68,11 +63,8 @@ fn protobuf(value: &Value) -> Json {
 }
 
 fn protobuf_record(record: &Record) -> Json {
-    let fields: Vec<Json> = record
-        .fields
-        .iter()
-        .map(|f| json!({ "label": f.label, "value": protobuf(&f.value) }))
-        .collect();
+    let fields: Vec<Json> =
+        record.fields.iter().map(|f| json!({ "label": f.label, "value": protobuf(&f.value) })).collect();
     json!({ "fields": fields })
 }
 
@@ -89,18 +81,12 @@ fn compact(value: &Value) -> Json {
             Value::Optional(nested) => compact_nested_optional(nested.as_deref()),
             other => compact(other),
         },
-        Value::TextMap(entries) => Json::Object(
-            entries
-                .iter()
-                .map(|(k, v)| (k.clone(), compact(v)))
-                .collect::<Map<String, Json>>(),
-        ),
-        Value::GenMap(entries) => Json::Array(
-            entries
-                .iter()
-                .map(|(k, v)| Json::Array(alloc::vec![compact(k), compact(v)]))
-                .collect(),
-        ),
+        Value::TextMap(entries) => {
+            Json::Object(entries.iter().map(|(k, v)| (k.clone(), compact(v))).collect::<Map<String, Json>>())
+        }
+        Value::GenMap(entries) => {
+            Json::Array(entries.iter().map(|(k, v)| Json::Array(alloc::vec![compact(k), compact(v)])).collect())
+        }
         Value::Int64(n) => Json::String(n.to_string()),
         Value::Numeric(n) => Json::String(n.as_str().into()),
         Value::Text(s) | Value::Party(s) | Value::ContractId(s) => Json::String(s.clone()),
@@ -117,21 +103,13 @@ fn compact(value: &Value) -> Json {
 fn compact_nested_optional(content: Option<&Value>) -> Json {
     match content {
         None => Json::Array(Vec::new()),
-        Some(Value::Optional(nested)) => {
-            Json::Array(alloc::vec![compact_nested_optional(nested.as_deref())])
-        }
+        Some(Value::Optional(nested)) => Json::Array(alloc::vec![compact_nested_optional(nested.as_deref())]),
         Some(other) => Json::Array(alloc::vec![compact(other)]),
     }
 }
 
 fn compact_record(record: &Record) -> Json {
-    Json::Object(
-        record
-            .fields
-            .iter()
-            .map(|f| (f.label.clone(), compact(&f.value)))
-            .collect::<Map<String, Json>>(),
-    )
+    Json::Object(record.fields.iter().map(|f| (f.label.clone(), compact(&f.value))).collect::<Map<String, Json>>())
 }
 
 #[cfg(test)]
@@ -152,10 +130,7 @@ mod tests {
         Value::Record(Record {
             fields: fields
                 .iter()
-                .map(|(label, value)| Field {
-                    label: (*label).into(),
-                    value: value.clone(),
-                })
+                .map(|(label, value)| Field { label: (*label).into(), value: value.clone() })
                 .collect(),
         })
     }
@@ -167,75 +142,24 @@ mod tests {
         let numeric = |text| Value::Numeric(Numeric::parse(text).unwrap());
         vec![
             (Value::Int64(42), r#"{"int64":"42"}"#, r#""42""#),
-            (
-                Value::Int64(i64::MIN),
-                r#"{"int64":"-9223372036854775808"}"#,
-                r#""-9223372036854775808""#,
-            ),
-            (
-                numeric("1.5000000000"),
-                r#"{"numeric":"1.5000000000"}"#,
-                r#""1.5000000000""#,
-            ),
+            (Value::Int64(i64::MIN), r#"{"int64":"-9223372036854775808"}"#, r#""-9223372036854775808""#),
+            (numeric("1.5000000000"), r#"{"numeric":"1.5000000000"}"#, r#""1.5000000000""#),
             (numeric("0E-10"), r#"{"numeric":"0E-10"}"#, r#""0E-10""#),
             (numeric("-1e5"), r#"{"numeric":"-1e5"}"#, r#""-1e5""#),
-            (
-                Value::Text("s \"q\"".into()),
-                r#"{"text":"s \"q\""}"#,
-                r#""s \"q\"""#,
-            ),
-            (
-                ts(1_726_839_089_552_807),
-                r#"{"timestamp":"1726839089552807"}"#,
-                r#""2024-09-20T13:31:29.552807Z""#,
-            ),
-            (
-                ts(1_726_839_089_000_000),
-                r#"{"timestamp":"1726839089000000"}"#,
-                r#""2024-09-20T13:31:29.000000Z""#,
-            ),
-            (
-                ts(-1),
-                r#"{"timestamp":"-1"}"#,
-                r#""1969-12-31T23:59:59.999999Z""#,
-            ),
-            (
-                ts(Timestamp::MIN.micros()),
-                r#"{"timestamp":"-62135596800000000"}"#,
-                r#""0001-01-01T00:00:00.000000Z""#,
-            ),
-            (
-                Value::Date(Date::from_days(19_986).unwrap()),
-                r#"{"date":19986}"#,
-                r#""2024-09-20""#,
-            ),
-            (
-                Value::Date(Date::from_days(-1).unwrap()),
-                r#"{"date":-1}"#,
-                r#""1969-12-31""#,
-            ),
-            (
-                Value::Party("alice::1220".into()),
-                r#"{"party":"alice::1220"}"#,
-                r#""alice::1220""#,
-            ),
-            (
-                Value::ContractId("00ab".into()),
-                r#"{"contractId":"00ab"}"#,
-                r#""00ab""#,
-            ),
+            (Value::Text("s \"q\"".into()), r#"{"text":"s \"q\""}"#, r#""s \"q\"""#),
+            (ts(1_726_839_089_552_807), r#"{"timestamp":"1726839089552807"}"#, r#""2024-09-20T13:31:29.552807Z""#),
+            (ts(1_726_839_089_000_000), r#"{"timestamp":"1726839089000000"}"#, r#""2024-09-20T13:31:29.000000Z""#),
+            (ts(-1), r#"{"timestamp":"-1"}"#, r#""1969-12-31T23:59:59.999999Z""#),
+            (ts(Timestamp::MIN.micros()), r#"{"timestamp":"-62135596800000000"}"#, r#""0001-01-01T00:00:00.000000Z""#),
+            (Value::Date(Date::from_days(19_986).unwrap()), r#"{"date":19986}"#, r#""2024-09-20""#),
+            (Value::Date(Date::from_days(-1).unwrap()), r#"{"date":-1}"#, r#""1969-12-31""#),
+            (Value::Party("alice::1220".into()), r#"{"party":"alice::1220"}"#, r#""alice::1220""#),
+            (Value::ContractId("00ab".into()), r#"{"contractId":"00ab"}"#, r#""00ab""#),
             (Value::Bool(true), r#"{"bool":true}"#, "true"),
             (Value::Unit, r#"{"unit":{}}"#, "{}"),
+            (Value::Enum("Red".into()), r#"{"enum":{"constructor":"Red"}}"#, r#""Red""#),
             (
-                Value::Enum("Red".into()),
-                r#"{"enum":{"constructor":"Red"}}"#,
-                r#""Red""#,
-            ),
-            (
-                Value::Variant {
-                    constructor: "Lock".into(),
-                    value: Box::new(Value::Int64(1)),
-                },
+                Value::Variant { constructor: "Lock".into(), value: Box::new(Value::Int64(1)) },
                 r#"{"variant":{"constructor":"Lock","value":{"int64":"1"}}}"#,
                 r#"{"tag":"Lock","value":"1"}"#,
             ),
@@ -246,20 +170,13 @@ mod tests {
                 r#"["1",false]"#,
             ),
             (
-                record(&[
-                    ("z", Value::Int64(1)),
-                    ("a", Value::Text("x".into())),
-                    ("m", Value::Unit),
-                ]),
+                record(&[("z", Value::Int64(1)), ("a", Value::Text("x".into())), ("m", Value::Unit)]),
                 r#"{"record":{"fields":[{"label":"z","value":{"int64":"1"}},{"label":"a","value":{"text":"x"}},{"label":"m","value":{"unit":{}}}]}}"#,
                 r#"{"z":"1","a":"x","m":{}}"#,
             ),
             (record(&[]), r#"{"record":{"fields":[]}}"#, "{}"),
             (
-                Value::TextMap(vec![
-                    ("b".into(), Value::Int64(2)),
-                    ("a".into(), Value::Int64(1)),
-                ]),
+                Value::TextMap(vec![("b".into(), Value::Int64(2)), ("a".into(), Value::Int64(1))]),
                 r#"{"textMap":{"entries":[{"key":"b","value":{"int64":"2"}},{"key":"a","value":{"int64":"1"}}]}}"#,
                 r#"{"b":"2","a":"1"}"#,
             ),
@@ -273,26 +190,14 @@ mod tests {
             ),
             // Optionals, as in the Daml-LF JSON encoding.
             (NONE, r#"{"optional":{}}"#, "null"),
-            (
-                some(Value::Int64(42)),
-                r#"{"optional":{"value":{"int64":"42"}}}"#,
-                r#""42""#,
-            ),
-            (
-                some(NONE),
-                r#"{"optional":{"value":{"optional":{}}}}"#,
-                "[]",
-            ),
+            (some(Value::Int64(42)), r#"{"optional":{"value":{"int64":"42"}}}"#, r#""42""#),
+            (some(NONE), r#"{"optional":{"value":{"optional":{}}}}"#, "[]"),
             (
                 some(some(Value::Int64(42))),
                 r#"{"optional":{"value":{"optional":{"value":{"int64":"42"}}}}}"#,
                 r#"["42"]"#,
             ),
-            (
-                some(some(NONE)),
-                r#"{"optional":{"value":{"optional":{"value":{"optional":{}}}}}}"#,
-                "[[]]",
-            ),
+            (some(some(NONE)), r#"{"optional":{"value":{"optional":{"value":{"optional":{}}}}}}"#, "[[]]"),
             (
                 some(some(some(Value::Int64(42)))),
                 r#"{"optional":{"value":{"optional":{"value":{"optional":{"value":{"int64":"42"}}}}}}}"#,
@@ -304,11 +209,7 @@ mod tests {
                 r#"[[null,{}]]"#,
             ),
             (
-                record(&[
-                    ("o", NONE),
-                    ("p", some(Value::Party("p".into()))),
-                    ("q", some(NONE)),
-                ]),
+                record(&[("o", NONE), ("p", some(Value::Party("p".into()))), ("q", some(NONE))]),
                 r#"{"record":{"fields":[{"label":"o","value":{"optional":{}}},{"label":"p","value":{"optional":{"value":{"party":"p"}}}},{"label":"q","value":{"optional":{"value":{"optional":{}}}}}]}}"#,
                 r#"{"o":null,"p":"p","q":[]}"#,
             ),
@@ -322,16 +223,8 @@ mod tests {
     #[test]
     fn every_type_renders_in_both_encodings() {
         for (value, protobuf, compact) in table() {
-            assert_eq!(
-                text(&value.render(Encoding::ProtobufJson)),
-                protobuf,
-                "{value:?}"
-            );
-            assert_eq!(
-                text(&value.render(Encoding::CompactJson)),
-                compact,
-                "{value:?}"
-            );
+            assert_eq!(text(&value.render(Encoding::ProtobufJson)), protobuf, "{value:?}");
+            assert_eq!(text(&value.render(Encoding::CompactJson)), compact, "{value:?}");
         }
     }
 
@@ -346,9 +239,7 @@ mod tests {
     #[test]
     fn records_render_alone_as_values() {
         let value = record(&[("b", Value::Unit), ("a", Value::Unit)]);
-        let Value::Record(r) = &value else {
-            unreachable!()
-        };
+        let Value::Record(r) = &value else { unreachable!() };
         for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
             assert_eq!(text(&r.render(encoding)), text(&value.render(encoding)));
         }
@@ -359,10 +250,7 @@ mod tests {
         let labels = ["zeta", "alpha", "mu", "beta", "omega"];
         let value = record(&labels.map(|l| (l, Value::Unit)));
         let compact = text(&value.render(Encoding::CompactJson));
-        assert_eq!(
-            compact,
-            r#"{"zeta":{},"alpha":{},"mu":{},"beta":{},"omega":{}}"#
-        );
+        assert_eq!(compact, r#"{"zeta":{},"alpha":{},"mu":{},"beta":{},"omega":{}}"#);
         let reparsed: Json = serde_json::from_str(&compact).unwrap();
         assert_eq!(text(&reparsed), compact, "parsing JSON keeps key order too");
     }

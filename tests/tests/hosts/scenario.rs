@@ -166,12 +166,7 @@ impl RequestSpec {
         let mut headers: Vec<(String, String)> = self
             .headers
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    v.as_str().map_or_else(|| v.to_string(), str::to_owned),
-                )
-            })
+            .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
             .collect();
         match &self.auth {
             Some(Auth::Named(name)) if name == "admin" => {
@@ -180,23 +175,11 @@ impl RequestSpec {
             Some(Auth::Named(other)) => {
                 panic!("unknown auth {other:?}; use \"admin\" or {{\"bearer\": ...}}")
             }
-            Some(Auth::Bearer { bearer }) => {
-                headers.push(("authorization".into(), format!("Bearer {bearer}")))
-            }
+            Some(Auth::Bearer { bearer }) => headers.push(("authorization".into(), format!("Bearer {bearer}"))),
             None => {}
         }
-        let bodies = [
-            self.json.is_some(),
-            self.ndjson.is_some(),
-            self.text.is_some(),
-            self.filler_bytes.is_some(),
-        ];
-        assert!(
-            bodies.iter().filter(|b| **b).count() <= 1,
-            "{} {}: at most one body",
-            self.method,
-            self.path
-        );
+        let bodies = [self.json.is_some(), self.ndjson.is_some(), self.text.is_some(), self.filler_bytes.is_some()];
+        assert!(bodies.iter().filter(|b| **b).count() <= 1, "{} {}: at most one body", self.method, self.path);
         let body = if let Some(json) = &self.json {
             headers.push(("content-type".into(), "application/json".into()));
             serde_json::to_vec(json).expect("a JSON value serializes")
@@ -214,12 +197,7 @@ impl RequestSpec {
         } else {
             Vec::new()
         };
-        Outgoing {
-            method: self.method.clone(),
-            target: self.path.clone(),
-            headers,
-            body,
-        }
+        Outgoing { method: self.method.clone(), target: self.path.clone(), headers, body }
     }
 }
 
@@ -234,15 +212,9 @@ pub fn load_all() -> Vec<(String, Scenario)> {
     files.sort();
     let mut all = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
-        let parsed: ScenarioFile =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let stem = file
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("?")
-            .to_owned();
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        let parsed: ScenarioFile = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_owned();
         all.extend(parsed.scenarios.into_iter().map(|s| (stem.clone(), s)));
     }
     assert!(!all.is_empty(), "no scenarios found in {}", dir.display());
@@ -254,6 +226,7 @@ pub fn run_all(target: &mut dyn Target) {
     let scenarios = load_all();
     let mut failures = Vec::new();
     for (file, scenario) in &scenarios {
+        eprintln!("{}: {file}/{}", target.name(), scenario.name);
         target.reset();
         for (index, step) in scenario.steps.iter().enumerate() {
             let received = target.send(&step.request.outgoing());
@@ -269,42 +242,24 @@ pub fn run_all(target: &mut dyn Target) {
             }
         }
     }
-    eprintln!(
-        "{}: {} scenarios, {} failed",
-        target.name(),
-        scenarios.len(),
-        failures.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{}: {} scenario(s) failed:\n{}",
-        target.name(),
-        failures.len(),
-        failures.join("\n")
-    );
+    eprintln!("{}: {} scenarios, {} failed", target.name(), scenarios.len(), failures.len());
+    assert!(failures.is_empty(), "{}: {} scenario(s) failed:\n{}", target.name(), failures.len(), failures.join("\n"));
 }
 
 fn check(expect: &Expect, received: &Received) -> Result<(), String> {
     let body_text = String::from_utf8_lossy(&received.body);
     if received.status != expect.status {
-        return Err(format!(
-            "status {} (want {}), body {body_text}",
-            received.status, expect.status
-        ));
+        return Err(format!("status {} (want {}), body {body_text}", received.status, expect.status));
     }
     for (name, want) in &expect.headers {
-        let got = received
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str());
+        let got = received.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
         if got != want.as_str() {
             return Err(format!("header {name}: {got:?}, want {want}"));
         }
     }
     if let Some(matcher) = &expect.body {
-        let body: Value = serde_json::from_slice(&received.body)
-            .map_err(|e| format!("body is not JSON ({e}): {body_text}"))?;
+        let body: Value =
+            serde_json::from_slice(&received.body).map_err(|e| format!("body is not JSON ({e}): {body_text}"))?;
         matches(matcher, &body, "$").map_err(|e| format!("{e}\n  body: {body_text}"))?;
     }
     Ok(())
@@ -318,9 +273,7 @@ pub fn matches(matcher: &Value, value: &Value, path: &str) -> Result<(), String>
             if ledger_node_core::time::Timestamp::parse(v).is_ok_and(|t| t.to_string() == *v) {
                 Ok(())
             } else {
-                Err(format!(
-                    "{path}: {v:?} is not an RFC 3339 UTC timestamp with six fractional digits"
-                ))
+                Err(format!("{path}: {v:?} is not an RFC 3339 UTC timestamp with six fractional digits"))
             }
         }
         (Value::String(m), Value::String(v)) if m == "$version" => {
@@ -332,11 +285,7 @@ pub fn matches(matcher: &Value, value: &Value, path: &str) -> Result<(), String>
         }
         (Value::String(m), Value::String(v)) if m.starts_with("$contains:") => {
             let needle = &m["$contains:".len()..];
-            if v.contains(needle) {
-                Ok(())
-            } else {
-                Err(format!("{path}: {v:?} does not contain {needle:?}"))
-            }
+            if v.contains(needle) { Ok(()) } else { Err(format!("{path}: {v:?} does not contain {needle:?}")) }
         }
         (Value::Object(m), Value::Object(v)) => {
             for key in v.keys() {
@@ -345,9 +294,7 @@ pub fn matches(matcher: &Value, value: &Value, path: &str) -> Result<(), String>
                 }
             }
             for (key, sub) in m {
-                let got = v
-                    .get(key)
-                    .ok_or_else(|| format!("{path}: missing field {key:?}"))?;
+                let got = v.get(key).ok_or_else(|| format!("{path}: missing field {key:?}"))?;
                 matches(sub, got, &format!("{path}.{key}"))?;
             }
             Ok(())
@@ -356,10 +303,7 @@ pub fn matches(matcher: &Value, value: &Value, path: &str) -> Result<(), String>
             if m.len() != v.len() {
                 return Err(format!("{path}: {} elements, want {}", v.len(), m.len()));
             }
-            m.iter()
-                .zip(v)
-                .enumerate()
-                .try_for_each(|(i, (m, v))| matches(m, v, &format!("{path}[{i}]")))
+            m.iter().zip(v).enumerate().try_for_each(|(i, (m, v))| matches(m, v, &format!("{path}[{i}]")))
         }
         _ if matcher == value => Ok(()),
         _ => Err(format!("{path}: got {value}, want {matcher}")),

@@ -26,13 +26,8 @@ pub struct CoreTarget {
 impl CoreTarget {
     /// A core over an empty memory store.
     pub fn new() -> Self {
-        let config =
-            ledger_node::config::check(&test_config()).expect("the test configuration is valid");
-        CoreTarget {
-            store: MemoryStore::new(),
-            config,
-            requests: 0,
-        }
+        let config = ledger_node::config::check(&test_config()).expect("the test configuration is valid");
+        CoreTarget { store: MemoryStore::new(), config, requests: 0 }
     }
 }
 
@@ -50,27 +45,15 @@ impl Target for CoreTarget {
         let mut request = Request::new(method.clone(), &outgoing.target);
         request.headers = outgoing.headers.clone();
         let limit = ledger_node_core::body_limit(&method, &request.path);
-        request.body = if outgoing.body.len() > limit {
-            Body::TooLarge
-        } else {
-            Body::Complete(outgoing.body.clone())
-        };
+        request.body = if outgoing.body.len() > limit { Body::TooLarge } else { Body::Complete(outgoing.body.clone()) };
         // Entropy differs per request, deterministically.
         self.requests += 1;
         let mut entropy = [0u8; 32];
         entropy[..8].copy_from_slice(&self.requests.to_le_bytes());
-        let env = Env {
-            now: Timestamp::from_micros(FIXED_NOW_MICROS).expect("in range"),
-            entropy,
-            config: &self.config,
-        };
-        let response =
-            ledger_node_core::exec::block_on(ledger_node_core::handle(&request, &env, &self.store));
-        Received {
-            status: response.status,
-            headers: response.headers,
-            body: response.body,
-        }
+        let env =
+            Env { now: Timestamp::from_micros(FIXED_NOW_MICROS).expect("in range"), entropy, config: &self.config };
+        let response = ledger_node_core::exec::block_on(ledger_node_core::handle(&request, &env, &self.store));
+        Received { status: response.status, headers: response.headers, body: response.body }
     }
 }
 
@@ -88,10 +71,7 @@ impl HttpClient {
             .allow_non_standard_methods(true)
             .timeout_global(Some(Duration::from_secs(120)))
             .build();
-        HttpClient {
-            agent: ureq::Agent::new_with_config(config),
-            base,
-        }
+        HttpClient { agent: ureq::Agent::new_with_config(config), base }
     }
 
     /// Sends one request.
@@ -102,29 +82,19 @@ impl HttpClient {
         for (name, value) in &outgoing.headers {
             builder = builder.header(name, value);
         }
-        let request = builder
-            .body(outgoing.body.clone())
-            .expect("a valid request");
-        let response = self.agent.run(request).unwrap_or_else(|e| {
-            panic!("{} {}{}: {e}", outgoing.method, self.base, outgoing.target)
-        });
+        let request = builder.body(outgoing.body.clone()).expect("a valid request");
+        let response = self
+            .agent
+            .run(request)
+            .unwrap_or_else(|e| panic!("{} {}{}: {e}", outgoing.method, self.base, outgoing.target));
         let status = response.status().as_u16();
         let headers = response
             .headers()
             .iter()
             .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
             .collect();
-        let body = response
-            .into_body()
-            .with_config()
-            .limit(u64::MAX)
-            .read_to_vec()
-            .expect("reading the response body");
-        Received {
-            status,
-            headers,
-            body,
-        }
+        let body = response.into_body().with_config().limit(u64::MAX).read_to_vec().expect("reading the response body");
+        Received { status, headers, body }
     }
 }
 
@@ -143,52 +113,33 @@ impl ComponentTarget {
     /// Over memory (`sqlite: false`) or SQLite files in a temporary directory.
     pub fn new(sqlite: bool) -> Self {
         let engine = host::engine().expect("a wasmtime engine");
-        let component = wasmtime::component::Component::from_file(&engine, host::COMPONENT_PATH)
-            .expect("the component compiles");
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
+        let component =
+            wasmtime::component::Component::from_file(&engine, host::COMPONENT_PATH).expect("the component compiles");
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
         let sqlite_dir = sqlite.then(|| tempfile::tempdir().expect("a temporary directory"));
-        ComponentTarget {
-            engine,
-            component,
-            runtime,
-            sqlite_dir,
-            scenario: 0,
-            server: None,
-        }
+        ComponentTarget { engine, component, runtime, sqlite_dir, scenario: 0, server: None }
     }
 
     /// Starts a server over a fresh backend.
     fn start(&mut self) -> &HttpClient {
         self.scenario += 1;
         let backend = match &self.sqlite_dir {
-            Some(dir) => Backend::sqlite(
-                &dir.path()
-                    .join(format!("scenario-{}.sqlite", self.scenario)),
-            )
-            .expect("a SQLite store"),
+            Some(dir) => {
+                Backend::sqlite(&dir.path().join(format!("scenario-{}.sqlite", self.scenario))).expect("a SQLite store")
+            }
             None => Backend::memory(),
         };
-        let options = Options {
-            config: test_config(),
-            fixed_clock: Some(Duration::from_micros(FIXED_NOW_MICROS as u64)),
-        };
-        let node = Arc::new(
-            Node::from_component(&self.engine, &self.component, Arc::new(backend), options)
-                .expect("linking"),
-        );
-        let (listener, addr) = self
-            .runtime
-            .block_on(server::bind("127.0.0.1:0".parse().expect("an address")))
-            .expect("binding");
+        let options =
+            Options { config: test_config(), fixed_clock: Some(Duration::from_micros(FIXED_NOW_MICROS as u64)) };
+        let node =
+            Arc::new(Node::from_component(&self.engine, &self.component, Arc::new(backend), options).expect("linking"));
+        let (listener, addr) =
+            self.runtime.block_on(server::bind("127.0.0.1:0".parse().expect("an address"))).expect("binding");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        self.runtime
-            .spawn(server::serve(listener, node, async move {
-                let _ = stopped.await;
-            }));
+        self.runtime.spawn(server::serve(listener, node, async move {
+            let _ = stopped.await;
+        }));
         self.server = Some((HttpClient::new(format!("http://{addr}")), stop));
         &self.server.as_ref().expect("just set").0
     }
@@ -196,11 +147,7 @@ impl ComponentTarget {
 
 impl Target for ComponentTarget {
     fn name(&self) -> &str {
-        if self.sqlite_dir.is_some() {
-            "component in wasmtime + SQLite"
-        } else {
-            "component in wasmtime + memory"
-        }
+        if self.sqlite_dir.is_some() { "component in wasmtime + SQLite" } else { "component in wasmtime + memory" }
     }
 
     fn reset(&mut self) {

@@ -1,10 +1,12 @@
 //! The worker under `wrangler dev`, with local D1 and KV, started once for the suite.
 //!
 //! `scripts/wrangler` (installed by `scripts/setup`) runs the pinned wrangler with the
-//! environment the build needs. The D1 schema is applied with `wrangler d1 migrations
-//! apply --local` into a temporary persistence directory, then `wrangler dev` builds the
-//! worker (`worker-build`) and serves it on a free loopback port. Between scenarios the
-//! node is emptied with `POST /v0/admin/reset`.
+//! environment the build needs. The worker is built once with `worker-build`, the same
+//! command `wrangler.toml` builds with; `wrangler dev` then runs it from a copy of
+//! `wrangler.toml` without the `[build]` table, so that no file watcher rebuilds it
+//! under the suite's feet. The D1 schema is applied with `wrangler d1 migrations apply
+//! --local` into a temporary persistence directory, and the worker serves on a free
+//! loopback port. Between scenarios the node is emptied with `POST /v0/admin/reset`.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -26,10 +28,7 @@ pub struct WorkerTarget {
 }
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace root")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
 }
 
 /// `scripts/wrangler`, or a panic that says how to install it.
@@ -44,32 +43,55 @@ fn wrangler() -> Command {
     command
 }
 
+/// Builds the worker with the command of `wrangler.toml`'s `[build]` table and writes,
+/// into `dir`, a copy of `wrangler.toml` without that table and with absolute paths.
+fn build_once(dir: &Path) -> PathBuf {
+    let root = workspace();
+    let manifest = std::fs::read_to_string(root.join("wrangler.toml")).expect("reading wrangler.toml");
+    let mut build_command = None;
+    let mut config = String::new();
+    let mut in_build = false;
+    for line in manifest.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            in_build = trimmed == "[build]";
+        }
+        if in_build {
+            if let Some(command) = trimmed.strip_prefix("command = ") {
+                build_command = Some(command.trim_matches('"').to_owned());
+            }
+            continue;
+        }
+        config.push_str(&line.replace("= \"worker/", &format!("= \"{}/worker/", root.display())));
+        config.push('\n');
+    }
+    let build_command = build_command.expect("wrangler.toml has a [build] command");
+    let status = Command::new("bash")
+        .args(["-c", &format!("source scripts/env.sh && {build_command}")])
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .status()
+        .expect("running the worker build");
+    assert!(status.success(), "building the worker ({build_command}) failed");
+    let path = dir.join("wrangler.toml");
+    std::fs::write(&path, config).expect("writing the test wrangler.toml");
+    path
+}
+
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
 }
 
 impl WorkerTarget {
-    /// Applies the D1 migrations to fresh local state and starts `wrangler dev`.
+    /// Builds the worker, applies the D1 migrations to fresh local state and starts
+    /// `wrangler dev`.
     pub fn start() -> Self {
         let state = tempfile::tempdir().expect("a temporary directory");
-        let persist = state
-            .path()
-            .to_str()
-            .expect("a UTF-8 temporary path")
-            .to_owned();
+        let persist = state.path().to_str().expect("a UTF-8 temporary path").to_owned();
+        let config = build_once(state.path());
+        let config = config.to_str().expect("a UTF-8 temporary path").to_owned();
         let output = wrangler()
-            .args([
-                "d1",
-                "migrations",
-                "apply",
-                "DB",
-                "--local",
-                "--persist-to",
-                &persist,
-            ])
+            .args(["d1", "migrations", "apply", "DB", "--local", "--config", &config, "--persist-to", &persist])
             .stdin(Stdio::null())
             .output()
             .expect("running wrangler d1 migrations apply");
@@ -86,6 +108,8 @@ impl WorkerTarget {
         let mut command = wrangler();
         command.args([
             "dev",
+            "--config",
+            &config,
             "--ip",
             "127.0.0.1",
             "--port",
@@ -108,12 +132,8 @@ impl WorkerTarget {
             .stderr(log_file)
             .spawn()
             .expect("starting wrangler dev");
-        let mut target = WorkerTarget {
-            child,
-            client: HttpClient::new(format!("http://127.0.0.1:{port}")),
-            _state: state,
-            log,
-        };
+        let mut target =
+            WorkerTarget { child, client: HttpClient::new(format!("http://127.0.0.1:{port}")), _state: state, log };
         target.wait_until_serving(port);
         target
     }
@@ -125,18 +145,11 @@ impl WorkerTarget {
                 panic!("wrangler dev exited with {status}:\n{}", self.log_text());
             }
             if started.elapsed() > START_TIMEOUT {
-                panic!(
-                    "wrangler dev did not serve within {START_TIMEOUT:?}:\n{}",
-                    self.log_text()
-                );
+                panic!("wrangler dev did not serve within {START_TIMEOUT:?}:\n{}", self.log_text());
             }
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                let probe = Outgoing {
-                    method: "GET".into(),
-                    target: "/version".into(),
-                    headers: Vec::new(),
-                    body: Vec::new(),
-                };
+                let probe =
+                    Outgoing { method: "GET".into(), target: "/version".into(), headers: Vec::new(), body: Vec::new() };
                 if self.client.send(&probe).status == 200 {
                     return;
                 }
@@ -155,9 +168,7 @@ impl WorkerTarget {
 impl Drop for WorkerTarget {
     fn drop(&mut self) {
         // wrangler runs workerd as a child: stop the whole process group.
-        let _ = Command::new("kill")
-            .args(["-TERM", &format!("-{}", self.child.id())])
-            .status();
+        let _ = Command::new("kill").args(["-TERM", &format!("-{}", self.child.id())]).status();
         let _ = self.child.wait();
     }
 }
@@ -175,12 +186,7 @@ impl Target for WorkerTarget {
             body: Vec::new(),
         };
         let received = self.client.send(&reset);
-        assert_eq!(
-            received.status,
-            200,
-            "resetting the worker: {}",
-            String::from_utf8_lossy(&received.body)
-        );
+        assert_eq!(received.status, 200, "resetting the worker: {}", String::from_utf8_lossy(&received.body));
     }
 
     fn send(&mut self, outgoing: &Outgoing) -> Received {

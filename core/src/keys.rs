@@ -1,0 +1,110 @@
+//! The keyspace: how the node lays its state out in the ordered key-value store.
+//!
+//! A key is a one-byte table tag followed by its components, each encoded so that
+//! byte order equals component order: strings are escaped (`0x00` becomes `0x00 0xff`)
+//! and end with `0x00 0x01`, so no string's key is a prefix of another's; signed
+//! integers are 8 bytes big-endian with the sign bit flipped.
+//!
+//! | tag | key | value | written by |
+//! |---|---|---|---|
+//! | `G` | `G` | ingest generation (u64) | every ingest batch (optimistic concurrency) |
+//! | `U` | `U` update_id | [`crate::ledger::StoredUpdate`]: content hash and both pre-rendered bodies | ingest |
+//! | `C` | `C` contract_id | [`crate::ledger::ContractRecord`] (JSON) | ingest: created and consuming exercised events |
+//! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) |
+//! | `R` | `R` contract_id counter kind | synchronizer id | ingest: reassignment events (kind 0 unassign, 1 assign) |
+//! | `0xff` | scratch | | the storage check ([`crate::admin::SCRATCH_PREFIX`]) |
+
+use alloc::vec::Vec;
+
+/// The ingest generation.
+pub const GENERATION: u8 = b'G';
+/// Updates by id.
+pub const UPDATE: u8 = b'U';
+/// Contracts by id.
+pub const CONTRACT: u8 = b'C';
+/// Active contracts by qualified template name.
+pub const TEMPLATE: u8 = b'T';
+/// Reassignment events by contract.
+pub const REASSIGNMENT: u8 = b'R';
+
+/// Builds an order-preserving key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key(Vec<u8>);
+
+impl Key {
+    /// A key of table `tag`.
+    pub fn new(tag: u8) -> Self {
+        let mut bytes = Vec::with_capacity(48);
+        bytes.push(tag);
+        Key(bytes)
+    }
+
+    /// Appends a string component.
+    pub fn str(mut self, s: &str) -> Self {
+        for &b in s.as_bytes() {
+            self.0.push(b);
+            if b == 0 {
+                self.0.push(0xff);
+            }
+        }
+        self.0.extend_from_slice(&[0x00, 0x01]);
+        self
+    }
+
+    /// Appends a signed integer component.
+    pub fn i64(mut self, n: i64) -> Self {
+        self.0.extend_from_slice(&((n as u64) ^ (1 << 63)).to_be_bytes());
+        self
+    }
+
+    /// Appends a single byte.
+    pub fn byte(mut self, b: u8) -> Self {
+        self.0.push(b);
+        self
+    }
+
+    /// The key's bytes.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// The key's bytes, borrowed.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// The signed integer encoded by [`Key::i64`] at `bytes[at..at + 8]`.
+pub fn decode_i64(bytes: &[u8], at: usize) -> Option<i64> {
+    let raw: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    Some((u64::from_be_bytes(raw) ^ (1 << 63)) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_components_keep_order_and_never_prefix_each_other() {
+        let words = ["", "a", "a\0", "a\0b", "ab", "b"];
+        let keys: Vec<Vec<u8>> = words.iter().map(|w| Key::new(b'X').str(w).str("tail").into_bytes()).collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        let a = Key::new(b'X').str("a").into_bytes();
+        let ab = Key::new(b'X').str("ab").into_bytes();
+        assert!(!ab.starts_with(&a));
+    }
+
+    #[test]
+    fn integers_sort_numerically() {
+        let numbers = [i64::MIN, -2, -1, 0, 1, 255, 256, i64::MAX];
+        let keys: Vec<Vec<u8>> = numbers.iter().map(|n| Key::new(b'X').i64(*n).into_bytes()).collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        for (n, key) in numbers.iter().zip(&keys) {
+            assert_eq!(decode_i64(key, 1), Some(*n));
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The ledger history the node holds, and the state derived from it at ingest.
+//!
+//! [`apply_update`] stores one update ([`updates`]) and derives the active contract
+//! set from it ([`contracts`]); [`stage::Stage`] collects everything one ingest batch
+//! writes, so that the batch is applied atomically.
+
+pub mod contracts;
+pub mod stage;
+pub mod updates;
+
+use crate::error::Error;
+use crate::store::Store;
+use crate::update::{Event, ReassignmentEvent, Update};
+
+pub use contracts::{ContractRecord, Location};
+use stage::Stage;
+pub use updates::StoredUpdate;
+
+/// What applying one update did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The update is new and was applied.
+    New,
+    /// An identical update was already held.
+    Unchanged,
+}
+
+/// The store keys [`apply_update`] reads for `update`, to prefetch in one round trip.
+pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> + '_ {
+    let contracts: alloc::vec::Vec<&str> = match update {
+        Update::Transaction(tx) => tx
+            .events_by_id
+            .values()
+            .filter(|e| match e {
+                Event::Created(_) => true,
+                Event::Exercised(x) => x.consuming,
+            })
+            .map(Event::contract_id)
+            .collect(),
+        Update::Reassignment(r) => match &r.event {
+            ReassignmentEvent::Assignment(a) => alloc::vec![a.created_event.contract_id.as_str()],
+            ReassignmentEvent::Unassignment(_) => alloc::vec![],
+        },
+    };
+    core::iter::once(updates::update_key(update.id())).chain(contracts.into_iter().map(contracts::contract_key))
+}
+
+/// Stores `update` and derives state from it; an update already held with other
+/// content is a conflict.
+pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -> Result<Outcome, Error> {
+    let key = updates::update_key(update.id());
+    let stored = StoredUpdate::new(update);
+    if let Some(existing) = stage.get(&key).await? {
+        let existing = StoredUpdate::from_bytes(existing)?;
+        return if existing.hash() == stored.hash() {
+            Ok(Outcome::Unchanged)
+        } else {
+            Err(Error::Conflict(alloc::format!("update {} is already held with different content", update.id())))
+        };
+    }
+    stage.put(key, stored.into_bytes());
+    match update {
+        Update::Transaction(tx) => {
+            let import = tx.is_import();
+            for event in tx.events_in_order() {
+                match event {
+                    Event::Created(created) => contracts::create(stage, created, &tx.synchronizer_id, import).await?,
+                    Event::Exercised(x) if x.consuming => {
+                        contracts::archive(stage, &x.contract_id, &x.template_id).await?
+                    }
+                    Event::Exercised(_) => {}
+                }
+            }
+        }
+        Update::Reassignment(r) => match &r.event {
+            ReassignmentEvent::Assignment(a) => {
+                let id = &a.created_event.contract_id;
+                stage.put(
+                    contracts::reassignment_key(id, a.reassignment_counter, true),
+                    a.target_synchronizer.clone().into_bytes(),
+                );
+                contracts::create(stage, &a.created_event, &a.target_synchronizer, false).await?;
+            }
+            ReassignmentEvent::Unassignment(u) => {
+                stage.put(
+                    contracts::reassignment_key(&u.contract_id, u.reassignment_counter, false),
+                    u.source_synchronizer.clone().into_bytes(),
+                );
+            }
+        },
+    }
+    Ok(Outcome::New)
+}

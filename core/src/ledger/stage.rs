@@ -1,0 +1,93 @@
+//! Staged writes: reads see the batch's own writes, and everything is written at the
+//! end in one atomic batch.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use crate::store::{Store, StoreError, WriteBatch};
+
+/// A write batch under construction over a store, with a read cache.
+#[derive(Debug)]
+pub struct Stage<'s, S> {
+    store: &'s S,
+    /// Values read from the store (`None`: absent there).
+    read: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Values written by the batch (`None`: deleted).
+    written: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Operations that go first in the batch (preconditions).
+    first: WriteBatch,
+}
+
+impl<'s, S: Store> Stage<'s, S> {
+    /// An empty stage over `store`.
+    pub fn new(store: &'s S) -> Self {
+        Stage { store, read: BTreeMap::new(), written: BTreeMap::new(), first: WriteBatch::new() }
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &'s S {
+        self.store
+    }
+
+    /// Reads `keys` from the store in one round trip, so that later [`Stage::get`]s of
+    /// them need none.
+    pub async fn prefetch(&mut self, keys: impl IntoIterator<Item = Vec<u8>>) -> Result<(), StoreError> {
+        let mut wanted: Vec<Vec<u8>> =
+            keys.into_iter().filter(|k| !self.read.contains_key(k) && !self.written.contains_key(k)).collect();
+        wanted.sort();
+        wanted.dedup();
+        for chunk in wanted.chunks(512) {
+            let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+            let values = self.store.get_many(&refs).await?;
+            for (key, value) in chunk.iter().zip(values) {
+                self.read.insert(key.clone(), value);
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of `key` as the batch sees it.
+    pub async fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(value) = self.written.get(key) {
+            return Ok(value.clone());
+        }
+        if let Some(value) = self.read.get(key) {
+            return Ok(value.clone());
+        }
+        let value = self.store.get(key).await?;
+        self.read.insert(key.to_vec(), value.clone());
+        Ok(value)
+    }
+
+    /// Sets `key`.
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.written.insert(key, Some(value));
+    }
+
+    /// Removes `key`.
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.written.insert(key, None);
+    }
+
+    /// Adds an operation that goes before every staged write (a precondition).
+    pub fn first(&mut self) -> &mut WriteBatch {
+        &mut self.first
+    }
+
+    /// Whether nothing was staged.
+    pub fn is_empty(&self) -> bool {
+        self.written.is_empty() && self.first.is_empty()
+    }
+
+    /// The batch: the first operations, then every staged write in key order.
+    pub fn into_batch(self) -> WriteBatch {
+        let mut batch = self.first;
+        for (key, value) in self.written {
+            match value {
+                Some(value) => batch.put(key, value),
+                None => batch.delete(key),
+            };
+        }
+        batch
+    }
+}
