@@ -13,6 +13,7 @@ use crate::admin;
 use crate::error::Error;
 use crate::keys::{self, Key};
 use crate::ledger::{self, Outcome, stage::Stage};
+use crate::network::{self, Backfill, RollForwardLsu, Topology, WalletUser};
 use crate::store::{Scan, Store, WriteError};
 use crate::update::Update;
 
@@ -99,6 +100,10 @@ const ATTEMPTS: usize = 5;
 #[derive(Debug)]
 enum Record {
     Update(Update),
+    Topology(Topology),
+    Backfill(Backfill),
+    RollForwardLsu(Option<RollForwardLsu>),
+    WalletUser(WalletUser),
 }
 
 /// Parses every record of the batch, refusing the first invalid one.
@@ -108,12 +113,10 @@ fn parse_records(lines: Vec<Line>) -> Result<Vec<(usize, Record)>, Error> {
         .map(|line| {
             let record = match line.kind {
                 "update" => Update::parse(&line.payload).map(Record::Update),
-                other => {
-                    return Err(Error::BadRequest(format!(
-                        "line {}: {other}: records of this kind are not ingested by this node yet",
-                        line.number
-                    )));
-                }
+                "topology" => Topology::parse(&line.payload).map(Record::Topology),
+                "backfill" => Backfill::parse(&line.payload).map(Record::Backfill),
+                "roll_forward_lsu" => RollForwardLsu::parse(&line.payload).map(Record::RollForwardLsu),
+                _ => WalletUser::parse(&line.payload).map(Record::WalletUser),
             };
             record.map(|r| (line.number, r)).map_err(|e| Error::BadRequest(format!("line {}: {e}", line.number)))
         })
@@ -132,9 +135,15 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S) -> Result<Summary, Error> 
         let mut stage = Stage::new(store);
         let generation = current_generation(store).await?;
         stage
-            .prefetch(records.iter().flat_map(|(_, record)| match record {
-                Record::Update(update) => ledger::keys_read(update),
-            }))
+            .prefetch(
+                records
+                    .iter()
+                    .filter_map(|(_, record)| match record {
+                        Record::Update(update) => Some(ledger::keys_read(update)),
+                        _ => None,
+                    })
+                    .flatten(),
+            )
             .await?;
         let mut summary = Summary::default();
         for (number, record) in &records {
@@ -149,6 +158,22 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S) -> Result<Summary, Error> 
                     }
                     Err(other) => return Err(other),
                 },
+                Record::Topology(topology) => {
+                    network::apply_topology(&mut stage, topology);
+                    summary.applied.topology += 1;
+                }
+                Record::Backfill(backfill) => {
+                    network::apply_backfill(&mut stage, backfill);
+                    summary.applied.backfill += 1;
+                }
+                Record::RollForwardLsu(plan) => {
+                    network::apply_roll_forward(&mut stage, plan);
+                    summary.applied.roll_forward_lsu += 1;
+                }
+                Record::WalletUser(user) => {
+                    network::apply_wallet_user(&mut stage, user);
+                    summary.applied.wallet_user += 1;
+                }
             }
         }
         if stage.is_empty() {

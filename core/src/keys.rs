@@ -12,6 +12,11 @@
 //! | `C` | `C` contract_id | [`crate::ledger::ContractRecord`] (JSON) | ingest: created and consuming exercised events |
 //! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) |
 //! | `R` | `R` contract_id counter kind | synchronizer id | ingest: reassignment events (kind 0 unassign, 1 assign) |
+//! | `P` | `P` synchronizer party | hosting participant ids (JSON array) | topology records |
+//! | `S` | `S` synchronizer | empty | updates and topology records naming a synchronizer |
+//! | `B` | `B` migration | backfill completeness (JSON) | backfill records |
+//! | `L` | `L` | the planned roll-forward upgrade (JSON) | roll_forward_lsu records |
+//! | `W` | `W` user_id | party id | wallet_user records |
 //! | `0xff` | scratch | | the storage check ([`crate::admin::SCRATCH_PREFIX`]) |
 
 use alloc::vec::Vec;
@@ -26,6 +31,17 @@ pub const CONTRACT: u8 = b'C';
 pub const TEMPLATE: u8 = b'T';
 /// Reassignment events by contract.
 pub const REASSIGNMENT: u8 = b'R';
+
+/// Participants hosting a party on a synchronizer.
+pub const HOSTING: u8 = b'P';
+/// Synchronizers the node knows.
+pub const SYNCHRONIZER: u8 = b'S';
+/// Backfill completeness per migration.
+pub const BACKFILL: u8 = b'B';
+/// The planned roll-forward upgrade.
+pub const ROLL_FORWARD: u8 = b'L';
+/// Onboarded wallet users.
+pub const WALLET_USER: u8 = b'W';
 
 /// Builds an order-preserving key.
 #[derive(Debug, Clone, PartialEq, Eq)]

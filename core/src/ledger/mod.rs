@@ -9,6 +9,7 @@ pub mod stage;
 pub mod updates;
 
 use crate::error::Error;
+use crate::network;
 use crate::store::Store;
 use crate::update::{Event, ReassignmentEvent, Update};
 
@@ -61,6 +62,7 @@ pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -
     stage.put(key, stored.into_bytes());
     match update {
         Update::Transaction(tx) => {
+            network::note_synchronizer(stage, &tx.synchronizer_id);
             let import = tx.is_import();
             for event in tx.events_in_order() {
                 match event {
@@ -74,6 +76,8 @@ pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -
         }
         Update::Reassignment(r) => match &r.event {
             ReassignmentEvent::Assignment(a) => {
+                network::note_synchronizer(stage, &a.source_synchronizer);
+                network::note_synchronizer(stage, &a.target_synchronizer);
                 let id = &a.created_event.contract_id;
                 stage.put(
                     contracts::reassignment_key(id, a.reassignment_counter, true),
@@ -82,6 +86,8 @@ pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -
                 contracts::create(stage, &a.created_event, &a.target_synchronizer, false).await?;
             }
             ReassignmentEvent::Unassignment(u) => {
+                network::note_synchronizer(stage, &u.source_synchronizer);
+                network::note_synchronizer(stage, &u.target_synchronizer);
                 stage.put(
                     contracts::reassignment_key(&u.contract_id, u.reassignment_counter, false),
                     u.source_synchronizer.clone().into_bytes(),

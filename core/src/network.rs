@@ -1,0 +1,197 @@
+//! What the node knows of the network besides its update history: party hosting
+//! (topology), history completeness (backfill), the planned roll-forward upgrade and
+//! the onboarded wallet users. Each comes from its own ingest record kind (DESIGN
+//! section 4) and replaces the state it names.
+//!
+//! Their keys are listed in [`crate::keys`].
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::keys::{self, Key};
+use crate::ledger::stage::Stage;
+use crate::store::Store;
+use crate::value::PathError;
+use crate::value::path::{JsonPath, Segment};
+use crate::value::read::StrictObject;
+
+/// `{"topology": {...}}`: a party's hosting on a synchronizer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topology {
+    /// The synchronizer.
+    pub synchronizer_id: String,
+    /// The party.
+    pub party_id: String,
+    /// The participants hosting it there (empty: not hosted).
+    pub participant_ids: Vec<String>,
+}
+
+/// `{"backfill": {...}}`: how complete the node's history of a migration is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Backfill {
+    /// The migration.
+    #[serde(skip)]
+    pub migration_id: i64,
+    /// Whether the node has every non-import update of the migration.
+    pub complete: bool,
+    /// Whether the node has every import update of the migration.
+    pub import_updates_complete: bool,
+}
+
+/// The planned roll-forward upgrade (spec 4.10).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RollForwardLsu {
+    /// When to upgrade (RFC 3339, normalised).
+    pub upgrade_time: String,
+    /// The current physical synchronizer.
+    pub current_physical_synchronizer_id: String,
+    /// Its successor.
+    pub successor_physical_synchronizer_id: String,
+}
+
+/// `{"wallet_user": {...}}`: a wallet user and the party it acts for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalletUser {
+    /// The ledger API user (the JWT subject).
+    pub user_id: String,
+    /// The party.
+    pub party_id: String,
+}
+
+impl Topology {
+    /// Parses the record's payload.
+    pub fn parse(json: &Json) -> Result<Self, PathError> {
+        let mut path = JsonPath::default();
+        let object = StrictObject::new(json, &["synchronizer_id", "party_id", "participant_ids"], &path)?;
+        let participant_ids = object.strings("participant_ids", &mut path)?;
+        for (index, id) in participant_ids.iter().enumerate() {
+            if id.is_empty() {
+                return path.with(Segment::Field("participant_ids"), |p| {
+                    Err(p.error_at(Segment::Index(index), "empty participant id"))
+                });
+            }
+        }
+        Ok(Topology {
+            synchronizer_id: object.id("synchronizer_id", &mut path)?.into(),
+            party_id: object.id("party_id", &mut path)?.into(),
+            participant_ids,
+        })
+    }
+}
+
+impl Backfill {
+    /// Parses the record's payload.
+    pub fn parse(json: &Json) -> Result<Self, PathError> {
+        let mut path = JsonPath::default();
+        let object = StrictObject::new(json, &["migration_id", "complete", "import_updates_complete"], &path)?;
+        let migration_id = object.int64("migration_id", &mut path)?;
+        if migration_id < 0 {
+            return Err(path.error_at(Segment::Field("migration_id"), "a migration id is not negative"));
+        }
+        Ok(Backfill {
+            migration_id,
+            complete: object.boolean("complete", &mut path)?,
+            import_updates_complete: object.boolean("import_updates_complete", &mut path)?,
+        })
+    }
+}
+
+impl RollForwardLsu {
+    /// Parses the record's payload (`null`: none planned).
+    pub fn parse(json: &Json) -> Result<Option<Self>, PathError> {
+        if json.is_null() {
+            return Ok(None);
+        }
+        let mut path = JsonPath::default();
+        let object = StrictObject::new(
+            json,
+            &["upgradeTime", "currentPhysicalSynchronizerId", "successorPhysicalSynchronizerId"],
+            &path,
+        )?;
+        Ok(Some(RollForwardLsu {
+            upgrade_time: alloc::format!("{}", object.timestamp("upgradeTime", &mut path)?),
+            current_physical_synchronizer_id: object.id("currentPhysicalSynchronizerId", &mut path)?.into(),
+            successor_physical_synchronizer_id: object.id("successorPhysicalSynchronizerId", &mut path)?.into(),
+        }))
+    }
+}
+
+impl WalletUser {
+    /// Parses the record's payload.
+    pub fn parse(json: &Json) -> Result<Self, PathError> {
+        let mut path = JsonPath::default();
+        let object = StrictObject::new(json, &["user_id", "party_id"], &path)?;
+        Ok(WalletUser {
+            user_id: object.id("user_id", &mut path)?.into(),
+            party_id: object.id("party_id", &mut path)?.into(),
+        })
+    }
+}
+
+/// The key of a party's hosting on a synchronizer.
+pub fn hosting_key(synchronizer_id: &str, party_id: &str) -> Vec<u8> {
+    Key::new(keys::HOSTING).str(synchronizer_id).str(party_id).into_bytes()
+}
+
+/// The key marking a synchronizer as known.
+pub fn synchronizer_key(synchronizer_id: &str) -> Vec<u8> {
+    Key::new(keys::SYNCHRONIZER).str(synchronizer_id).into_bytes()
+}
+
+/// The key of a migration's backfill record.
+pub fn backfill_key(migration_id: i64) -> Vec<u8> {
+    Key::new(keys::BACKFILL).i64(migration_id).into_bytes()
+}
+
+/// The key of the roll-forward record.
+pub fn roll_forward_key() -> Vec<u8> {
+    Key::new(keys::ROLL_FORWARD).into_bytes()
+}
+
+/// The key of a wallet user.
+pub fn wallet_user_key(user_id: &str) -> Vec<u8> {
+    Key::new(keys::WALLET_USER).str(user_id).into_bytes()
+}
+
+// Serializing these plain structures cannot fail.
+fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// Stages a topology record.
+pub fn apply_topology<S: Store>(stage: &mut Stage<'_, S>, record: &Topology) {
+    let key = hosting_key(&record.synchronizer_id, &record.party_id);
+    if record.participant_ids.is_empty() {
+        stage.delete(key);
+    } else {
+        stage.put(key, to_json(&record.participant_ids));
+    }
+    stage.put(synchronizer_key(&record.synchronizer_id), Vec::new());
+}
+
+/// Stages a backfill record.
+pub fn apply_backfill<S: Store>(stage: &mut Stage<'_, S>, record: &Backfill) {
+    stage.put(backfill_key(record.migration_id), to_json(record));
+}
+
+/// Stages a roll-forward record.
+pub fn apply_roll_forward<S: Store>(stage: &mut Stage<'_, S>, record: &Option<RollForwardLsu>) {
+    match record {
+        Some(plan) => stage.put(roll_forward_key(), to_json(plan)),
+        None => stage.delete(roll_forward_key()),
+    }
+}
+
+/// Stages a wallet user record.
+pub fn apply_wallet_user<S: Store>(stage: &mut Stage<'_, S>, record: &WalletUser) {
+    stage.put(wallet_user_key(&record.user_id), record.party_id.clone().into_bytes());
+}
+
+/// Marks `synchronizer_id` as known.
+pub fn note_synchronizer<S: Store>(stage: &mut Stage<'_, S>, synchronizer_id: &str) {
+    stage.put(synchronizer_key(synchronizer_id), Vec::new());
+}
