@@ -48,6 +48,7 @@ pub mod http;
 pub mod ingest;
 pub mod keys;
 pub mod ledger;
+pub mod names;
 pub mod network;
 pub mod route;
 pub mod service;
