@@ -10,6 +10,8 @@
 //!   random source and the configuration ([`config`]) as environment variables.
 //! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
 //!   requests and decides nothing.
+//! - [`demo`] generates a deterministic demo network history as NDJSON ingest records
+//!   (`ledger-node demo`).
 //! - The binary (`src/main.rs`) is the `ledger-node` command line.
 //!
 //! Every request is answered by the component; this crate links the core only for its
@@ -18,6 +20,7 @@
 
 pub mod backend;
 pub mod config;
+pub mod demo;
 pub mod host;
 pub mod server;
 pub mod sqlite;
