@@ -33,6 +33,11 @@ pub enum Error {
     },
     /// 429: the same thing is being processed right now.
     TooManyRequests(String),
+    /// 500: the request names something the node does not support, such as a party
+    /// hosted on several participants (spec 4.9). Unlike [`Error::Internal`] the message
+    /// is sent: it is about the request, not about a fault the operator must look into,
+    /// and the client needs it to understand the answer.
+    Unsupported(String),
     /// 500: a bug or an unexpected state; the detail is logged, not sent.
     Internal(String),
     /// 500: the storage backend failed; the detail is logged, not sent.
@@ -51,7 +56,7 @@ impl Error {
             Error::Conflict(_) => 409,
             Error::PayloadTooLarge { .. } => 413,
             Error::TooManyRequests(_) => 429,
-            Error::Internal(_) | Error::Store(_) => 500,
+            Error::Unsupported(_) | Error::Internal(_) | Error::Store(_) => 500,
         }
     }
 
@@ -89,6 +94,7 @@ impl fmt::Display for Error {
             | Error::NotFound(m)
             | Error::Conflict(m)
             | Error::TooManyRequests(m)
+            | Error::Unsupported(m)
             | Error::Internal(m) => f.write_str(m),
             Error::MethodNotAllowed { allowed } => {
                 write!(f, "method not allowed; this path answers to {allowed}")
@@ -126,6 +132,14 @@ mod tests {
         assert_eq!(r.status, 500);
         assert!(!String::from_utf8_lossy(&r.body).contains("disk"));
         assert_eq!(r.log.as_deref(), Some("store: disk I/O error"));
+    }
+
+    #[test]
+    fn unsupported_requests_are_500_and_say_why() {
+        let r = Error::Unsupported("party p is hosted on several participants".into()).into_response();
+        assert_eq!(r.status, 500);
+        assert_eq!(r.body, br#"{"error":"party p is hosted on several participants"}"#);
+        assert_eq!(r.log, None);
     }
 
     #[test]

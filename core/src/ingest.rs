@@ -10,10 +10,13 @@ use alloc::vec::Vec;
 use serde::Serialize;
 
 use crate::admin;
+use crate::config::Config;
 use crate::error::Error;
 use crate::keys::{self, Key};
 use crate::ledger::{self, Outcome, stage::Stage};
+use crate::names::TemplateNames;
 use crate::network::{self, Backfill, RollForwardLsu, Topology, WalletUser};
+use crate::state;
 use crate::store::{Scan, Store, WriteError};
 use crate::update::Update;
 
@@ -128,8 +131,10 @@ fn parse_records(lines: Vec<Line>) -> Result<Vec<(usize, Record)>, Error> {
 /// Every record is parsed before the store is touched, the batch's reads are fetched in
 /// one round trip, and all of its writes go in one atomic write batch guarded by the
 /// ingest generation: if another batch committed in between, this one is prepared again
-/// on the new state.
-pub async fn ingest<S: Store>(body: &[u8], store: &S) -> Result<Summary, Error> {
+/// on the new state. `config` names the templates that derived state reads
+/// ([`crate::state`]).
+pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result<Summary, Error> {
+    let names = TemplateNames::new(&config.names);
     let records = parse_records(parse_lines(body)?)?;
     for _ in 0..ATTEMPTS {
         let mut stage = Stage::new(store);
@@ -139,7 +144,9 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S) -> Result<Summary, Error> 
                 records
                     .iter()
                     .filter_map(|(_, record)| match record {
-                        Record::Update(update) => Some(ledger::keys_read(update)),
+                        Record::Update(update) => {
+                            Some(ledger::keys_read(update).chain(state::keys_read(update, &names)))
+                        }
                         _ => None,
                     })
                     .flatten(),
@@ -149,7 +156,10 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S) -> Result<Summary, Error> 
         for (number, record) in &records {
             match record {
                 Record::Update(update) => match ledger::apply_update(&mut stage, update).await {
-                    Ok(Outcome::New) => summary.applied.update += 1,
+                    Ok(Outcome::New) => {
+                        state::apply_update(&mut stage, update, &names).await?;
+                        summary.applied.update += 1;
+                    }
                     Ok(Outcome::Unchanged) => summary.unchanged += 1,
                     Err(Error::Conflict(message)) => {
                         return Err(Error::Conflict(format!(
@@ -237,7 +247,7 @@ mod tests {
     #[test]
     fn an_empty_batch_applies_nothing() {
         let store = crate::store::MemoryStore::new();
-        let summary = crate::exec::block_on(ingest(b"", &store)).unwrap();
+        let summary = crate::exec::block_on(ingest(b"", &store, &Config::default())).unwrap();
         assert_eq!(summary, Summary::default());
         assert_eq!(
             serde_json::to_string(&summary).unwrap(),

@@ -17,6 +17,14 @@
 //! | `B` | `B` migration | backfill completeness (JSON) | backfill records |
 //! | `L` | `L` | the planned roll-forward upgrade (JSON) | roll_forward_lsu records |
 //! | `W` | `W` user_id | party id | wallet_user records |
+//! | `E` | `E` round kind | empty | ingest: a non-import creation of the round's open (0) or closed (1) round ([`crate::state::rounds`]) |
+//! | `Q` | `Q` round | empty | ingest: rounds with both creations held |
+//! | `D` | `D` round contract_id | the contract as listed | ingest: active closed rounds |
+//! | `V` | `V` sv created_at contract_id | the contract as listed | ingest: active price votes ([`crate::state::votes`]) |
+//! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) |
+//! | `N` | `N` migration | record time range | ingest: non-import updates |
+//! | `I` | `I` migration update_id | update id | ingest: import updates |
+//! | `O` | `O` period_hours migration | first snapshot time | ingest: non-import updates ([`crate::state::snapshots`]) |
 //! | `0xff` | scratch | | the storage check ([`crate::admin::SCRATCH_PREFIX`]) |
 
 use alloc::vec::Vec;
@@ -42,6 +50,23 @@ pub const BACKFILL: u8 = b'B';
 pub const ROLL_FORWARD: u8 = b'L';
 /// Onboarded wallet users.
 pub const WALLET_USER: u8 = b'W';
+
+/// Round creations seen, by round and kind.
+pub const ROUND_SEEN: u8 = b'E';
+/// Rounds whose open and closed creations are both held.
+pub const ROUND_COMPLETE: u8 = b'Q';
+/// Active closed rounds by round number.
+pub const CLOSED_ROUND: u8 = b'D';
+/// Active price votes by SV and creation time.
+pub const PRICE_VOTE: u8 = b'V';
+/// Record time range per migration and synchronizer.
+pub const SYNCHRONIZER_RANGE: u8 = b'M';
+/// Record time range per migration.
+pub const MIGRATION_RANGE: u8 = b'N';
+/// Import updates per migration.
+pub const IMPORT_UPDATE: u8 = b'I';
+/// First snapshot per snapshot period and migration.
+pub const FIRST_SNAPSHOT: u8 = b'O';
 
 /// Builds an order-preserving key.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -52,6 +52,7 @@ pub mod names;
 pub mod network;
 pub mod route;
 pub mod service;
+pub mod state;
 pub mod store;
 pub mod time;
 pub mod update;

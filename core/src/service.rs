@@ -11,6 +11,7 @@ use crate::http::{Body, Method, Request, Response};
 use crate::ingest;
 use crate::ledger;
 use crate::route::{Route, RouteError};
+use crate::state;
 use crate::store::Store;
 use crate::time::Timestamp;
 use crate::version;
@@ -66,9 +67,18 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
     match route {
         Route::Version => Ok(Response::ok(&version::current())),
         Route::UpdateById { api, update_id } => ledger::updates::get(store, api, update_id, &request.query).await,
+        Route::EarliestRound => state::rounds::earliest(store).await,
+        Route::MigrationInfo => state::migrations::info(store, body).await,
+        Route::SnapshotTimestampAfter => state::snapshots::after(store, env.config, &request.query).await,
+        Route::ClosedRounds => state::rounds::closed(store).await,
+        Route::CoinPriceVotes => state::votes::latest(store).await,
+        Route::PartyParticipant { domain_id, party_id } => {
+            state::hosting::participant(store, domain_id, party_id).await
+        }
+        Route::RollForwardLsu => state::hosting::roll_forward(store).await,
         Route::AdminIngest => {
             admin::authorize(request, env.config)?;
-            Ok(Response::ok(&ingest::ingest(body, store).await?))
+            Ok(Response::ok(&ingest::ingest(body, store, env.config).await?))
         }
         Route::AdminStoreCheck => {
             admin::authorize(request, env.config)?;

@@ -1,0 +1,94 @@
+//! Network state derived at ingest, and the endpoints that serve it (spec 4.4 to 4.10,
+//! DESIGN section 5).
+//!
+//! Ingest calls [`apply_update`] for every new update (after the ledger has stored it
+//! and updated the active contract set), with the keys of [`keys_read`] prefetched, so
+//! that each endpoint answers from keys it can read directly or scan with a small limit:
+//!
+//! | endpoint | module | store reads |
+//! |---|---|---|
+//! | `GET .../rounds/earliest-available` | [`rounds`] | 1 scan (limit 1) |
+//! | `POST /v0/backfilling/migration-info` | [`migrations`] | 3 scans and 1 get |
+//! | `GET /v0/state/acs/snapshot-timestamp-after` | [`snapshots`] | 1 get and 1 scan (limit 1) |
+//! | `GET /v0/closed-rounds` | [`rounds`] | 1 scan (limit [`rounds::MAX_CLOSED_ROUNDS`]) |
+//! | `GET /v0/coin-price/votes` | [`votes`] | one scan (limit 1) per SV with an active vote, plus 1 |
+//! | `GET /v0/domains/{d}/parties/{p}/participant-id` | [`hosting`] | 1 get |
+//! | `GET /v0/roll-forward-lsu` | [`hosting`] | 1 get |
+//!
+//! Contract lists (closed rounds, votes) store each listed contract already rendered
+//! ([`listed`]), so serving a list parses no JSON.
+
+pub mod hosting;
+pub mod listed;
+pub mod migrations;
+pub mod rounds;
+pub mod snapshots;
+pub mod votes;
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::ledger::stage::Stage;
+use crate::names::TemplateNames;
+use crate::store::Store;
+use crate::update::{Event, ReassignmentEvent, Update};
+
+/// The store keys [`apply_update`] reads for `update` (besides the contract records,
+/// which [`crate::ledger::keys_read`] prefetches), to prefetch in one round trip.
+pub fn keys_read(update: &Update, names: &TemplateNames) -> Vec<Vec<u8>> {
+    let mut keys = migrations::keys_read(update);
+    keys.extend(rounds::keys_read(update, names));
+    keys
+}
+
+/// Derives this module's state from `update`, which the ledger has just stored as new.
+pub async fn apply_update<S: Store>(
+    stage: &mut Stage<'_, S>,
+    update: &Update,
+    names: &TemplateNames,
+) -> Result<(), Error> {
+    migrations::apply_update(stage, update).await?;
+    rounds::note_round_creations(stage, update, names).await?;
+    for (contract_id, qualified_name) in touched_contracts(update) {
+        if qualified_name == names.closed_round {
+            rounds::sync_closed_round(stage, contract_id).await?;
+        } else if qualified_name == names.price_vote {
+            votes::sync_vote(stage, contract_id).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Every contract `update` creates, assigns or archives, with its qualified template name.
+fn touched_contracts(update: &Update) -> Vec<(&str, &str)> {
+    match update {
+        Update::Transaction(tx) => tx
+            .events_by_id
+            .values()
+            .filter(|e| match e {
+                Event::Created(_) => true,
+                Event::Exercised(x) => x.consuming,
+            })
+            .map(|e| (e.contract_id(), e.template_id().qualified_name()))
+            .collect(),
+        Update::Reassignment(r) => match &r.event {
+            ReassignmentEvent::Assignment(a) => {
+                alloc::vec![(a.created_event.contract_id.as_str(), a.created_event.template_id.qualified_name())]
+            }
+            ReassignmentEvent::Unassignment(_) => Vec::new(),
+        },
+    }
+}
+
+/// The record of `contract_id` as the batch sees it.
+async fn read_record<S: Store>(
+    stage: &mut Stage<'_, S>,
+    contract_id: &str,
+) -> Result<Option<crate::ledger::ContractRecord>, Error> {
+    match stage.get(&crate::ledger::contracts::contract_key(contract_id)).await? {
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| Error::Internal(alloc::format!("contract {contract_id}: unreadable record: {e}"))),
+        None => Ok(None),
+    }
+}

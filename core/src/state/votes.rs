@@ -1,0 +1,102 @@
+//! The latest coin price vote of each SV (spec 4.8, DESIGN section 5).
+//!
+//! Key `V sv created_at contract_id` (the contract rendered for the list,
+//! [`super::listed`]): every active `CoinPriceVote`, removed when archived. Within one
+//! SV's keys the last is its latest vote: latest `created_at`, then highest contract id.
+//!
+//! Serving the list walks the index backwards one SV at a time: a reverse scan with
+//! limit 1 finds the last key below the previous SV's prefix, which is the latest vote
+//! of the next SV down. That is one read per SV with an active vote, plus the one that
+//! finds none left, whatever the number of votes; at most [`MAX_SVS`] SVs are listed.
+//!
+//! A vote whose payload has no text `sv` is not listed.
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::http::Response;
+use crate::keys::{self, Key};
+use crate::ledger::stage::Stage;
+use crate::store::{Scan, Store};
+
+use super::listed::{ListedContract, render_list};
+
+/// Most SVs the vote list shows (a network has a few dozen).
+pub const MAX_SVS: usize = 1000;
+
+fn vote_key(sv: &str, created_at_micros: i64, contract_id: &str) -> Vec<u8> {
+    Key::new(keys::PRICE_VOTE).str(sv).i64(created_at_micros).str(contract_id).into_bytes()
+}
+
+/// Brings the vote index in line with the record of `contract_id`, a `CoinPriceVote`.
+pub async fn sync_vote<S: Store>(stage: &mut Stage<'_, S>, contract_id: &str) -> Result<(), Error> {
+    let Some(record) = super::read_record(stage, contract_id).await? else {
+        return Ok(());
+    };
+    let Some(listed) = ListedContract::of(contract_id, &record) else {
+        return Ok(());
+    };
+    let Some(sv) = listed.payload_text(&["sv"]) else {
+        return Ok(());
+    };
+    let key = vote_key(sv, listed.created_at.micros(), contract_id);
+    if record.is_active() {
+        stage.put(key, listed.json);
+    } else {
+        stage.delete(key);
+    }
+    Ok(())
+}
+
+/// The length of the `V sv` prefix of a vote key: the tag and the escaped `sv` with its
+/// terminator (`0x00 0x01`; a `0x00` of the text is escaped as `0x00 0xff`).
+fn sv_prefix_len(key: &[u8]) -> Option<usize> {
+    let mut at = 1;
+    loop {
+        match (key.get(at)?, key.get(at + 1)) {
+            (0, Some(1)) => return Some(at + 2),
+            (0, _) => at += 2,
+            _ => at += 1,
+        }
+    }
+}
+
+/// `GET /v0/coin-price/votes`.
+pub async fn latest<S: Store>(store: &S) -> Result<Response, Error> {
+    let mut scan = Scan::prefix(&[keys::PRICE_VOTE], 1).reversed();
+    let mut votes = Vec::new();
+    while votes.len() < MAX_SVS {
+        let Some((key, json)) = store.scan(&scan).await?.into_iter().next() else {
+            break;
+        };
+        let prefix = key
+            .get(..sv_prefix_len(&key).ok_or_else(|| Error::Internal("an unreadable price vote key".into()))?)
+            .ok_or_else(|| Error::Internal("an unreadable price vote key".into()))?;
+        scan.end = Some(prefix.to_vec());
+        votes.push(json);
+    }
+    votes.reverse();
+    Ok(Response::json(200, render_list("coin_price_votes", votes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sv_prefix_of_a_vote_key_is_found_through_escapes() {
+        for sv in ["sv1::1220", "", "a\0b"] {
+            let key = vote_key(sv, 5, "c");
+            let prefix = Key::new(keys::PRICE_VOTE).str(sv).into_bytes();
+            assert_eq!(sv_prefix_len(&key), Some(prefix.len()), "{sv:?}");
+        }
+        assert_eq!(sv_prefix_len(&[keys::PRICE_VOTE, b'a']), None);
+    }
+
+    #[test]
+    fn within_an_sv_the_latest_vote_sorts_last() {
+        assert!(vote_key("sv", 1, "zz") < vote_key("sv", 2, "aa"));
+        assert!(vote_key("sv", 2, "aa") < vote_key("sv", 2, "ab"));
+        assert!(vote_key("sv", i64::MAX, "z") < vote_key("sw", 0, "a"));
+    }
+}
