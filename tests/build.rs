@@ -34,7 +34,7 @@ fn main() {
         .expect("running cargo to build the component");
     assert!(
         status.success(),
-        "building the component failed; is the {TARGET} target installed? (`rustup target add {TARGET}`, done by scripts/setup)"
+        "building the component failed: see the compiler output above (a missing {TARGET} target is added by scripts/setup)"
     );
 
     let release = target_dir.join(TARGET).join("release");

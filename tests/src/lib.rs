@@ -22,5 +22,6 @@ pub mod backend;
 pub mod config;
 pub mod demo;
 pub mod host;
+pub mod ingest;
 pub mod server;
 pub mod sqlite;

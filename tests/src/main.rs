@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use ledger_node::backend::Backend;
 use ledger_node::host::{self, Node, Options};
-use ledger_node::{config, server};
+use ledger_node::{config, ingest, server};
 
 /// A Canton-style ledger network node's public API.
 #[derive(Debug, Parser)]
@@ -32,35 +32,44 @@ enum Command {
         #[arg(long)]
         memory: bool,
     },
+    /// Ingests an NDJSON history file (or `-` for standard input) into the store.
+    Ingest {
+        /// SQLite database file (created if absent).
+        #[arg(long)]
+        db: PathBuf,
+        /// The NDJSON file, or `-` for standard input.
+        input: String,
+    },
+    /// Writes a generated demo network history (NDJSON ingest records) to stdout,
+    /// deterministic for a seed.
+    Demo {
+        /// Number of update records.
+        #[arg(long, default_value_t = ledger_node::demo::DEFAULT_UPDATES)]
+        updates: u64,
+        /// Seed of the generator.
+        #[arg(long, default_value_t = ledger_node::demo::DEFAULT_SEED)]
+        seed: u64,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve { listen, db, memory } => serve(listen, db, memory),
+        Command::Ingest { db, input } => ingest(&db, &input),
+        Command::Demo { updates, seed } => demo(updates, seed),
     }
 }
 
 fn serve(listen: SocketAddr, db: Option<PathBuf>, memory: bool) -> anyhow::Result<()> {
     let vars = config::from_environment()?;
     let backend = match (&db, memory) {
-        (Some(path), _) => {
-            Backend::sqlite(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?
-        }
+        (Some(path), _) => Backend::sqlite(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
         (None, _) => Backend::memory(),
     };
     let engine = host::engine()?;
-    let node = Arc::new(Node::new(
-        &engine,
-        backend,
-        Options {
-            config: vars,
-            fixed_clock: None,
-        },
-    )?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let (listener, local) = server::bind(listen).await?;
         eprintln!("ledger-node: serving on http://{local}");
@@ -70,4 +79,76 @@ fn serve(listen: SocketAddr, db: Option<PathBuf>, memory: bool) -> anyhow::Resul
         };
         server::serve(listener, node, shutdown).await
     })
+}
+
+/// Progress of `ledger-node ingest`: a bar over the file's bytes, or a spinner for a
+/// stream, both with the update rate.
+struct Bar(indicatif::ProgressBar);
+
+impl ingest::Progress for Bar {
+    fn advance(&mut self, bytes: u64, totals: &ingest::Totals) {
+        self.0.inc(bytes);
+        let rate = ingest::rate(totals.updates(), self.0.elapsed());
+        self.0.set_message(format!("{} updates, {rate:.0}/s", totals.updates()));
+    }
+}
+
+fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {
+    let mut vars = config::from_environment()?;
+    // The command speaks to the component as the operator, with a token of its own.
+    let token = format!(
+        "ingest-{:016x}",
+        std::process::id() as u64
+            ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64
+    );
+    vars.retain(|(name, _)| name != ledger_node_core::config::ADMIN_TOKEN);
+    vars.push((ledger_node_core::config::ADMIN_TOKEN.to_owned(), token.clone()));
+    let backend = Backend::sqlite(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
+    let node = Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?;
+    let started = std::time::Instant::now();
+    let (reader, len): (Box<dyn std::io::BufRead>, Option<u64>) = if input == "-" {
+        (Box::new(std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock())), None)
+    } else {
+        let file = std::fs::File::open(input).map_err(|e| anyhow::anyhow!("opening {input}: {e}"))?;
+        let len = file.metadata().ok().map(|m| m.len());
+        (Box::new(std::io::BufReader::with_capacity(1 << 20, file)), len)
+    };
+    let bar = match len {
+        Some(len) => indicatif::ProgressBar::new(len).with_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {elapsed} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        ),
+        None => indicatif::ProgressBar::new_spinner(),
+    };
+    let mut progress = Bar(bar);
+    let totals = ingest::run(&node, &token, reader, &mut progress);
+    progress.0.finish_and_clear();
+    let totals = totals?;
+    eprintln!("ledger-node ingest: {}", ingest::summary(&totals, started));
+    Ok(())
+}
+
+fn demo(updates: u64, seed: u64) -> anyhow::Result<()> {
+    let out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    let options = ledger_node::demo::Options { updates, seed };
+    match ledger_node::demo::write(&options, out) {
+        Ok(s) => {
+            eprintln!(
+                "ledger-node demo: seed {seed}: {} updates ({} transactions, {} imports, {} assignments, {} unassignments), {} topology, {} wallet_user, {} backfill, {} roll_forward_lsu",
+                s.updates(),
+                s.transactions,
+                s.imports,
+                s.assignments,
+                s.unassignments,
+                s.topology,
+                s.wallet_user,
+                s.backfill,
+                s.roll_forward_lsu
+            );
+            Ok(())
+        }
+        // A reader that stops early (`ledger-node demo | head`) is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
