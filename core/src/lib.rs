@@ -50,6 +50,7 @@ pub mod keys;
 pub mod ledger;
 pub mod names;
 pub mod network;
+pub mod registry;
 pub mod route;
 pub mod service;
 pub mod state;

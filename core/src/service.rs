@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::http::{Body, Method, Request, Response};
 use crate::ingest;
 use crate::ledger;
+use crate::registry;
 use crate::route::{Route, RouteError};
 use crate::state;
 use crate::store::Store;
@@ -67,6 +68,9 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
     match route {
         Route::Version => Ok(Response::ok(&version::current())),
         Route::UpdateById { api, update_id } => ledger::updates::get(store, api, update_id, &request.query).await,
+        Route::ChoiceContext { transfer_instruction_id, choice } => {
+            registry::choice_context(store, env, transfer_instruction_id, choice, body).await
+        }
         Route::EarliestRound => state::rounds::earliest(store).await,
         Route::MigrationInfo => state::migrations::info(store, body).await,
         Route::SnapshotTimestampAfter => state::snapshots::after(store, env.config, &request.query).await,

@@ -49,6 +49,9 @@ pub struct Creation {
     pub synchronizer_id: String,
     /// Whether it came from an import update.
     pub import: bool,
+    /// The package name of the created event; empty for records stored before it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub package_name: String,
 }
 
 impl ContractRecord {
@@ -120,6 +123,7 @@ pub async fn create<S: Store>(
             blob: event.created_event_blob.as_ref().map(|b| String::from(b.as_str())).unwrap_or_default(),
             synchronizer_id: synchronizer_id.into(),
             import,
+            package_name: event.package_name.clone(),
         }),
         archived: false,
     };
