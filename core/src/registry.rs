@@ -487,7 +487,10 @@ mod tests {
     }
 
     fn context(store: &MemoryStore, choice: TransferChoice) -> Result<ChoiceContext, Error> {
-        let config = Config::default();
+        context_with(store, choice, Config::default())
+    }
+
+    fn context_with(store: &MemoryStore, choice: TransferChoice, config: Config) -> Result<ChoiceContext, Error> {
         let now = Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
         let env = Env { now, entropy: [0; 32], config: &config };
         block_on(build(store, &env, "ti", choice, &ContextRequest::default()))
@@ -536,5 +539,37 @@ mod tests {
             Err(Error::NotFound(message)) => assert!(message.contains("locked coin coin"), "{message}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn another_spelling_reads_its_own_templates_and_locked_coin_field() {
+        let at = "2024-01-01T00:00:00.000000Z";
+        let store = node(&[
+            created("u1", "rules", "Splice.AmuletRules:AmuletRules", at, json!([])),
+            created("u2", "coin", "Splice.Amulet:LockedAmulet", at, json!([])),
+            created(
+                "u3",
+                "ti",
+                "Splice.AmuletTransferInstruction:AmuletTransferInstruction",
+                at,
+                json!([{"label": "lockedAmulet", "value": {"contractId": "coin"}}]),
+            ),
+            created(
+                "u4",
+                "r1",
+                "Splice.Round:OpenMiningRound",
+                at,
+                json!([
+                    {"label": "round", "value": {"record": {"fields": [{"label": "number", "value": {"int64": "1"}}]}}},
+                    {"label": "opensAt", "value": {"timestamp": "1704067200000000"}}
+                ]),
+            ),
+        ]);
+        let mut config = Config::default();
+        config.names = crate::config::Names { root: "Splice".into(), coin: "Amulet".into() };
+        let ctx = context_with(&store, TransferChoice::Accept, config).unwrap();
+        let ids: Vec<&str> = ctx.disclosed_contracts.iter().map(|c| c.contract_id.as_str()).collect();
+        assert_eq!(ids, ["rules", "r1", "coin"]);
+        assert!(matches!(context(&store, TransferChoice::Accept), Err(Error::NotFound(_))));
     }
 }
