@@ -33,6 +33,28 @@ struct State {
     wasi: WasiCtx,
     table: ResourceTable,
     backend: Arc<Backend>,
+    calls: StoreCalls,
+}
+
+/// How many times an instance called each function of its `store` import: each one is
+/// a round trip to the backend (to D1, at the edge).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreCalls {
+    /// `get`
+    pub get: u32,
+    /// `get-many`
+    pub get_many: u32,
+    /// `scan`
+    pub scan: u32,
+    /// `write`
+    pub write: u32,
+}
+
+impl StoreCalls {
+    /// Reads of any kind.
+    pub fn reads(&self) -> u32 {
+        self.get + self.get_many + self.scan
+    }
 }
 
 impl WasiView for State {
@@ -44,15 +66,18 @@ impl WasiView for State {
 /// The component's `store` import, served from the backend.
 impl wit::Host for State {
     fn get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, String> {
+        self.calls.get += 1;
         self.backend.get(&key).map_err(|e| e.to_string())
     }
 
     fn get_many(&mut self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, String> {
+        self.calls.get_many += 1;
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         self.backend.get_many(&keys).map_err(|e| e.to_string())
     }
 
     fn scan(&mut self, range: wit::ScanRange) -> Result<Vec<wit::Entry>, String> {
+        self.calls.scan += 1;
         let scan = ledger_node_core::store::Scan {
             start: range.start,
             end: range.end,
@@ -64,6 +89,7 @@ impl wit::Host for State {
     }
 
     fn write(&mut self, ops: Vec<wit::Op>) -> Result<(), wit::WriteError> {
+        self.calls.write += 1;
         use ledger_node_core::store::{Op, WriteBatch, WriteError};
         let ops = ops
             .into_iter()
@@ -165,7 +191,12 @@ impl Node {
         if let Some(now) = self.options.fixed_clock {
             wasi.wall_clock(FixedClock(now));
         }
-        let state = State { wasi: wasi.build(), table: ResourceTable::new(), backend: Arc::clone(&self.backend) };
+        let state = State {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            backend: Arc::clone(&self.backend),
+            calls: StoreCalls::default(),
+        };
         let mut store = Store::new(self.pre.engine(), state);
         let bindings = self.pre.instantiate(&mut store).context("instantiating the component")?;
         Ok(Instance { store, bindings })
@@ -197,6 +228,13 @@ impl Instance {
             .ledger_node_handler()
             .call_body_limit(&mut self.store, method, path)
             .context("calling body-limit")?)
+    }
+
+    /// Serves `request`, and says how often the instance called its store.
+    pub fn handle_counted(mut self, request: &Request) -> anyhow::Result<(Response, StoreCalls)> {
+        let response =
+            self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?;
+        Ok((response, self.store.data().calls))
     }
 
     /// Serves `request`.

@@ -1,0 +1,74 @@
+//! Every endpoint answers in a bounded number of store round trips, whatever the size
+//! of the history: each is a round trip to D1 at the edge. The component's calls to its
+//! `store` import are counted per request, over a demo history.
+
+use std::sync::Arc;
+
+use ledger_node::backend::Backend;
+use ledger_node::host::{self, Node, Options, Request, StoreCalls};
+
+const ADMIN: &str = "store-reads-admin";
+
+fn node() -> Node {
+    let options = Options { config: vec![("LEDGER_NODE_ADMIN_TOKEN".into(), ADMIN.into())], fixed_clock: None };
+    let engine = host::engine().expect("an engine");
+    let component = wasmtime::component::Component::from_file(&engine, host::COMPONENT_PATH).expect("the component");
+    Node::from_component(&engine, &component, Arc::new(Backend::memory()), options).expect("a node")
+}
+
+fn request(method: &str, target: &str, body: Option<Vec<u8>>) -> Request {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    Request {
+        method: method.into(),
+        path: path.into(),
+        query: query.into(),
+        headers: vec![("authorization".into(), format!("Bearer {ADMIN}"))],
+        body: Some(body.unwrap_or_default()),
+    }
+}
+
+fn call(node: &Node, method: &str, target: &str) -> (u16, StoreCalls) {
+    let (response, calls) =
+        node.instance().expect("an instance").handle_counted(&request(method, target, None)).expect("handled");
+    (response.status, calls)
+}
+
+/// A demo history of `updates` updates, and some of its update ids.
+fn demo(updates: usize) -> (Vec<u8>, Vec<String>) {
+    let mut history = Vec::new();
+    let options = ledger_node::demo::Options { updates: updates as u64, seed: 3 };
+    ledger_node::demo::write(&options, &mut history).expect("generating a demo history");
+    let ids = history
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<serde_json::Value>(line).ok())
+        .filter_map(|record| Some(record.get("update")?.get("update_id")?.as_str()?.to_owned()))
+        .step_by(97)
+        .collect();
+    (history, ids)
+}
+
+#[test]
+fn an_update_is_served_from_exactly_one_store_read() {
+    let node = node();
+    let (history, ids) = demo(1500);
+    let (response, calls) = node
+        .instance()
+        .expect("an instance")
+        .handle_counted(&request("POST", "/v0/admin/ingest", Some(history)))
+        .expect("ingest");
+    assert_eq!(response.status, 200, "{}", String::from_utf8_lossy(&response.body));
+    assert_eq!(calls.write, 1, "an ingest batch is one atomic write: {calls:?}");
+    assert!(ids.len() > 10);
+    for id in &ids {
+        for target in [
+            format!("/v2/updates/{id}"),
+            format!("/v2/updates/{id}?ledger_value_encoding=protobuf_json"),
+            format!("/v1/updates/{id}"),
+        ] {
+            let (status, calls) = call(&node, "GET", &target);
+            assert_eq!(status, 200, "{target}");
+            assert_eq!(calls, StoreCalls { get: 1, ..StoreCalls::default() }, "{target}");
+        }
+    }
+    assert_eq!(call(&node, "GET", "/version").1, StoreCalls::default());
+}
