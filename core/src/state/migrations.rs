@@ -155,7 +155,7 @@ fn parse_body(body: &[u8]) -> Result<i64, Error> {
     const SHAPE: &str = "the body must be a JSON object such as {\"migration_id\": 0}";
     let json: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| Error::BadRequest(format!("{SHAPE}; it is not valid JSON: {e}")))?;
-    let object = json.as_object().ok_or_else(|| Error::BadRequest(format!("{SHAPE}")))?;
+    let object = json.as_object().ok_or_else(|| Error::BadRequest(SHAPE.into()))?;
     match object.get("migration_id") {
         None => Err(Error::BadRequest(format!("migration_id is required; {SHAPE}"))),
         Some(value) => value
