@@ -126,6 +126,7 @@ impl Config {
                     problem: "must be a JWK set: an object with a \"keys\" array".into(),
                 });
             }
+            crate::wallet::jwt::KeySet::parse(jwks).map_err(|problem| ConfigError { name: JWT_JWKS, problem })?;
         }
         if let Some(hours) = lookup(SNAPSHOT_PERIOD_HOURS) {
             config.snapshot_period_hours = match hours.trim().parse::<u32>() {

@@ -205,12 +205,12 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
     ))
 }
 
-fn generation_key(generation: i64) -> Vec<u8> {
+pub(crate) fn generation_key(generation: i64) -> Vec<u8> {
     Key::new(keys::GENERATION).i64(generation).into_bytes()
 }
 
 /// The number of ingest batches committed so far.
-async fn current_generation<S: Store>(store: &S) -> Result<i64, Error> {
+pub(crate) async fn current_generation<S: Store>(store: &S) -> Result<i64, Error> {
     let latest = store.scan(&Scan::prefix(&[keys::GENERATION], 1).reversed()).await?;
     Ok(latest.first().and_then(|(key, _)| keys::decode_i64(key, 1)).unwrap_or(0))
 }

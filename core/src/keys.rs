@@ -25,6 +25,9 @@
 //! | `N` | `N` migration | record time range | ingest: non-import updates |
 //! | `I` | `I` migration update_id | update id | ingest: import updates |
 //! | `O` | `O` period_hours migration | first snapshot time | ingest: non-import updates ([`crate::state::snapshots`]) |
+//! | `X` | `X` user_id tracking_id | buy-traffic request (JSON) | wallet submissions (the tracking-id claim), ingest outcomes, the tick ([`crate::wallet::record`]) |
+//! | `Y` | `Y` contract_id | the request's `X` key | wallet submissions |
+//! | `Z` | `Z` status [expires_at] user_id tracking_id | the request's `X` key | wallet submissions, ingest outcomes, the tick |
 //! | `0xff` | scratch | | the storage check ([`crate::admin::SCRATCH_PREFIX`]) |
 
 use alloc::vec::Vec;
@@ -67,6 +70,13 @@ pub const MIGRATION_RANGE: u8 = b'N';
 pub const IMPORT_UPDATE: u8 = b'I';
 /// First snapshot per snapshot period and migration.
 pub const FIRST_SNAPSHOT: u8 = b'O';
+
+/// Buy-traffic requests by user and tracking id.
+pub const WALLET_REQUEST: u8 = b'X';
+/// Buy-traffic requests by contract id.
+pub const WALLET_CONTRACT: u8 = b'Y';
+/// Buy-traffic requests by status (created ones by expiry).
+pub const WALLET_INDEX: u8 = b'Z';
 
 /// Builds an order-preserving key.
 #[derive(Debug, Clone, PartialEq, Eq)]

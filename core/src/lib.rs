@@ -59,6 +59,7 @@ pub mod time;
 pub mod update;
 pub mod value;
 pub mod version;
+pub mod wallet;
 
 pub use config::Config;
 pub use error::Error;

@@ -16,6 +16,7 @@ use crate::state;
 use crate::store::Store;
 use crate::time::Timestamp;
 use crate::version;
+use crate::wallet;
 
 /// Largest request body of the ingest endpoint: 64 MiB.
 pub const INGEST_BODY_LIMIT: usize = 64 * 1024 * 1024;
@@ -84,6 +85,16 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
             admin::authorize(request, env.config)?;
             Ok(Response::ok(&ingest::ingest(body, store, env.config).await?))
         }
+        Route::BuyTraffic => wallet::submit(request, body, env, store).await,
+        Route::BuyTrafficStatus { tracking_id } => wallet::status(request, tracking_id, env, store).await,
+        Route::AdminTick => {
+            admin::authorize(request, env.config)?;
+            Ok(Response::ok(&wallet::tick(env, store).await?))
+        }
+        Route::AdminBuyTrafficRequests => {
+            admin::authorize(request, env.config)?;
+            wallet::list(&request.query, store).await
+        }
         Route::AdminStoreCheck => {
             admin::authorize(request, env.config)?;
             admin::store_check(store, &env.entropy).await
@@ -92,6 +103,5 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
             admin::authorize(request, env.config)?;
             admin::reset(store, env.config).await
         }
-        _ => Err(Error::NotFound(alloc::format!("{} is not served by this node yet", request.path))),
     }
 }

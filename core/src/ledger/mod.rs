@@ -43,7 +43,9 @@ pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> +
             ReassignmentEvent::Unassignment(_) => alloc::vec![],
         },
     };
-    core::iter::once(updates::update_key(update.id())).chain(contracts.into_iter().map(contracts::contract_key))
+    core::iter::once(updates::update_key(update.id()))
+        .chain(contracts.into_iter().map(contracts::contract_key))
+        .chain(crate::wallet::outcome::keys_read(update))
 }
 
 /// Stores `update` and derives state from it; an update already held with other
@@ -65,6 +67,7 @@ pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -
             network::note_synchronizer(stage, &tx.synchronizer_id);
             let import = tx.is_import();
             for event in tx.events_in_order() {
+                crate::wallet::outcome::apply_exercise_event(stage, &tx.update_id, event).await?;
                 match event {
                     Event::Created(created) => contracts::create(stage, created, &tx.synchronizer_id, import).await?,
                     Event::Exercised(x) if x.consuming => {

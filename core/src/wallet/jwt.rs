@@ -1,0 +1,330 @@
+//! Wallet bearer tokens (spec section 5, DESIGN section 7): who is calling.
+//!
+//! A wallet call carries `Authorization: Bearer <JWT>`. [`authenticate`] verifies the
+//! token with [`jwt_compact`] and returns its subject, the ledger API user:
+//!
+//! | header `alg` | verified with | chosen how |
+//! |---|---|---|
+//! | `HS256` | `LEDGER_NODE_JWT_HS256_SECRET` | the one secret (development) |
+//! | `RS256` | an `RSA` key of `LEDGER_NODE_JWT_JWKS` (2048, 3072 or 4096 bits) | by `kid` when the token has one, else every RSA key in turn |
+//! | `ES256` | an `EC` key on `P-256` | likewise |
+//! | `EdDSA` | an `OKP` key on `Ed25519` | likewise |
+//! | `none`, anything else | refused | |
+//!
+//! A key is never used for an algorithm of another family: the token's `alg` picks the
+//! key type first, so an `HS256` token "signed" with a public RSA key as secret meets
+//! only the configured HS256 secret. A key whose JWK names an `alg` verifies only that
+//! algorithm; one marked `"use": "enc"` or without `verify` in its `key_ops` verifies
+//! nothing.
+//!
+//! After the signature: `exp` is required and must not be before `env.now`, `nbf` (if
+//! present) must not be after it, `aud` (a string or an array of strings) must contain
+//! `LEDGER_NODE_JWT_AUDIENCE` when that is set, and `sub` must be a non-empty string.
+//! There is no leeway: the host's clock is the node's clock.
+//!
+//! Every refusal is a 401 that says what is wrong with the token (never the configured
+//! secrets or keys). Whether the subject is an onboarded wallet user (403 otherwise) is
+//! the caller's business ([`super`]).
+//!
+//! The JWK set is checked at start-up ([`KeySet::parse`] from [`crate::config`]): a key
+//! of a supported type that cannot be read, a private key and a weak RSA key are
+//! configuration errors; keys of types the node does not verify with are skipped.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use jwt_compact::alg::{Ed25519, Es256, Hs256, Hs256Key, Rsa, RsaPublicKey, StrongKey};
+use jwt_compact::jwk::JsonWebKey;
+use jwt_compact::{Algorithm, AlgorithmExt, Claims, TimeOptions, Token, UntrustedToken, ValidationError};
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::time::Timestamp;
+
+type Es256Key = <Es256 as Algorithm>::VerifyingKey;
+type Ed25519Key = <Ed25519 as Algorithm>::VerifyingKey;
+
+/// The verified subject of a wallet token: the ledger API user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject(pub String);
+
+/// A public key of the JWK set, by the family of algorithm it verifies.
+#[derive(Debug, Clone)]
+enum PublicKey {
+    Rsa(RsaPublicKey),
+    Es256(Es256Key),
+    Ed25519(Ed25519Key),
+}
+
+impl PublicKey {
+    /// The one JWS algorithm this key verifies.
+    fn algorithm(&self) -> &'static str {
+        match self {
+            PublicKey::Rsa(_) => "RS256",
+            PublicKey::Es256(_) => "ES256",
+            PublicKey::Ed25519(_) => "EdDSA",
+        }
+    }
+
+    fn describe(&self) -> &'static str {
+        match self {
+            PublicKey::Rsa(_) => "an RSA key",
+            PublicKey::Es256(_) => "a P-256 key",
+            PublicKey::Ed25519(_) => "an Ed25519 key",
+        }
+    }
+}
+
+/// One usable key of the JWK set.
+#[derive(Debug, Clone)]
+struct Jwk {
+    /// `kid`, if the JWK has one.
+    kid: Option<String>,
+    /// `alg`, if the JWK names one.
+    alg: Option<String>,
+    /// Whether `use`/`key_ops` allow verifying signatures.
+    verifies: bool,
+    key: PublicKey,
+}
+
+impl Jwk {
+    fn name(&self, index: usize) -> String {
+        match &self.kid {
+            Some(kid) => format!("key {kid:?}"),
+            None => format!("key #{index}"),
+        }
+    }
+}
+
+/// The public keys of `LEDGER_NODE_JWT_JWKS` that the node verifies with.
+#[derive(Debug, Clone, Default)]
+pub struct KeySet {
+    keys: Vec<Jwk>,
+}
+
+impl KeySet {
+    /// Reads a JWK set (`{"keys": [...]}`). Keys of types the node does not verify with
+    /// (`oct`, other curves) are skipped; a key of a supported type that cannot be read,
+    /// a private key or an RSA key of another size than 2048, 3072 or 4096 bits is an
+    /// error naming the key.
+    pub fn parse(text: &str) -> Result<KeySet, String> {
+        let json: Json = serde_json::from_str(text).map_err(|e| format!("is not valid JSON: {e}"))?;
+        let keys = json
+            .get("keys")
+            .and_then(Json::as_array)
+            .ok_or_else(|| String::from("must be a JWK set: an object with a \"keys\" array"))?;
+        let mut set = KeySet::default();
+        for (index, jwk) in keys.iter().enumerate() {
+            if let Some(key) = Self::parse_key(jwk).map_err(|problem| format!("keys[{index}]: {problem}"))? {
+                set.keys.push(key);
+            }
+        }
+        Ok(set)
+    }
+
+    fn parse_key(json: &Json) -> Result<Option<Jwk>, String> {
+        let object = json.as_object().ok_or("a JWK must be an object")?;
+        let text = |name: &str| -> Result<Option<String>, String> {
+            match object.get(name) {
+                None => Ok(None),
+                Some(Json::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(format!("{name} must be a string")),
+            }
+        };
+        let kid = text("kid")?;
+        let alg = text("alg")?;
+        let kty = text("kty")?.ok_or("missing kty")?;
+        let crv = text("crv")?;
+        let supported = match kty.as_str() {
+            "RSA" => true,
+            "EC" => crv.as_deref() == Some("P-256"),
+            "OKP" => crv.as_deref() == Some("Ed25519"),
+            _ => false,
+        };
+        if !supported {
+            return Ok(None);
+        }
+        if object.contains_key("d") {
+            return Err("holds private key material (d); give the public key only".into());
+        }
+        let key_ops_verify = match object.get("key_ops") {
+            None => true,
+            Some(Json::Array(ops)) => ops.iter().any(|op| op.as_str() == Some("verify")),
+            Some(_) => return Err("key_ops must be an array".into()),
+        };
+        let verifies = text("use")?.is_none_or(|u| u == "sig") && key_ops_verify;
+        let jwk: JsonWebKey<'_> =
+            serde_json::from_value(json.clone()).map_err(|e| format!("unreadable {kty} key: {e}"))?;
+        let key = match kty.as_str() {
+            "RSA" => {
+                let key = RsaPublicKey::try_from(&jwk).map_err(|e| format!("unreadable RSA key: {e}"))?;
+                let strong = StrongKey::try_from(key)
+                    .map_err(|_| String::from("an RSA key must have 2048, 3072 or 4096 bits"))?;
+                PublicKey::Rsa(strong.into_inner())
+            }
+            "EC" => PublicKey::Es256(Es256Key::try_from(&jwk).map_err(|e| format!("unreadable P-256 key: {e}"))?),
+            _ => PublicKey::Ed25519(Ed25519Key::try_from(&jwk).map_err(|e| format!("unreadable Ed25519 key: {e}"))?),
+        };
+        Ok(Some(Jwk { kid, alg, verifies, key }))
+    }
+
+    /// How many keys the node verifies with.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+/// The claims the node reads besides `exp`, `nbf` and `iat`.
+#[derive(Debug, Deserialize)]
+struct WalletClaims {
+    #[serde(default)]
+    sub: Option<Json>,
+    #[serde(default)]
+    aud: Option<Json>,
+}
+
+fn unauthorized(message: impl Into<String>) -> Error {
+    Error::Unauthorized(message.into())
+}
+
+/// Verifies `token` against the configured keys at `now` and returns its subject.
+pub fn authenticate(token: &str, config: &Config, now: Timestamp) -> Result<Subject, Error> {
+    let untrusted = UntrustedToken::new(token)
+        .map_err(|e| unauthorized(format!("the bearer token is not a well-formed JWT: {e}")))?;
+    let alg = untrusted.algorithm();
+    let claims = match alg {
+        "HS256" => {
+            let secret = config.jwt_hs256_secret.as_deref().ok_or_else(|| {
+                unauthorized(format!("HS256 tokens are not accepted: {} is not set", crate::config::JWT_HS256_SECRET))
+            })?;
+            let token = Hs256.validator::<WalletClaims>(&Hs256Key::new(secret)).validate(&untrusted);
+            token.map_err(|e| signature_error(e, "the HS256 secret"))?
+        }
+        "RS256" | "ES256" | "EdDSA" => verify_with_key_set(&untrusted, alg, config)?,
+        "none" => return Err(unauthorized("unsigned tokens (alg none) are never accepted")),
+        other => {
+            let shown: String = other.chars().take(32).collect();
+            return Err(unauthorized(format!(
+                "unsupported token algorithm {shown:?}; the node accepts HS256, RS256, ES256 and EdDSA"
+            )));
+        }
+    };
+    check_claims(claims.claims(), config, now)
+}
+
+/// Tries the keys of the JWK set that may verify `alg`.
+fn verify_with_key_set(
+    untrusted: &UntrustedToken<'_>,
+    alg: &str,
+    config: &Config,
+) -> Result<Token<WalletClaims>, Error> {
+    let jwks = config.jwt_jwks.as_deref().ok_or_else(|| {
+        unauthorized(format!("{alg} tokens are not accepted: {} is not set", crate::config::JWT_JWKS))
+    })?;
+    // The set was checked at start-up; a set that no longer parses verifies nothing.
+    let set = KeySet::parse(jwks).map_err(|e| Error::Internal(format!("{}: {e}", crate::config::JWT_JWKS)))?;
+    let kid = untrusted.header().key_id.as_deref();
+    let mut candidates: Vec<(usize, &Jwk)> = Vec::new();
+    for (index, jwk) in set.keys.iter().enumerate() {
+        if let Some(kid) = kid {
+            if jwk.kid.as_deref() != Some(kid) {
+                continue;
+            }
+            // The token names this key: say precisely why it cannot be used.
+            let name = jwk.name(index);
+            if jwk.key.algorithm() != alg {
+                return Err(unauthorized(format!("{name} is {}; it cannot verify {alg} tokens", jwk.key.describe())));
+            }
+            if jwk.alg.as_deref().is_some_and(|allowed| allowed != alg) {
+                return Err(unauthorized(format!("{name} does not allow {alg}")));
+            }
+            if !jwk.verifies {
+                return Err(unauthorized(format!("{name} is not a signature verification key")));
+            }
+        } else if jwk.key.algorithm() != alg || jwk.alg.as_deref().is_some_and(|a| a != alg) || !jwk.verifies {
+            continue;
+        }
+        candidates.push((index, jwk));
+    }
+    if candidates.is_empty() {
+        return Err(unauthorized(match kid {
+            Some(kid) => format!("no configured key has kid {:?}", kid.chars().take(64).collect::<String>()),
+            None => format!("no configured key verifies {alg} tokens"),
+        }));
+    }
+    let mut last_error = None;
+    for (index, jwk) in &candidates {
+        let result = match &jwk.key {
+            PublicKey::Rsa(key) => Rsa::rs256().validator::<WalletClaims>(key).validate(untrusted),
+            PublicKey::Es256(key) => Es256.validator::<WalletClaims>(key).validate(untrusted),
+            PublicKey::Ed25519(key) => Ed25519.validator::<WalletClaims>(key).validate(untrusted),
+        };
+        match result {
+            Ok(token) => return Ok(token),
+            Err(e) => last_error = Some((e, jwk.name(*index))),
+        }
+    }
+    let (error, name) = last_error.ok_or_else(|| Error::Internal("no candidate key was tried".into()))?;
+    let name = if candidates.len() > 1 { format!("any configured {alg} key") } else { name };
+    Err(signature_error(error, &name))
+}
+
+/// The 401 for a token that did not validate against `key` (a description of the key,
+/// never its material).
+fn signature_error(error: ValidationError, key: &str) -> Error {
+    match error {
+        ValidationError::MalformedClaims(e) => unauthorized(format!("the token's claims are malformed: {e}")),
+        ValidationError::InvalidSignatureLen { expected, actual } => {
+            unauthorized(format!("the token's signature has {actual} bytes, not the {expected} of its algorithm"))
+        }
+        ValidationError::AlgorithmMismatch { expected, actual } => {
+            unauthorized(format!("the token's algorithm {actual:?} is not {expected}"))
+        }
+        _ => unauthorized(format!("the token's signature does not verify with {key}")),
+    }
+}
+
+/// Checks `exp`, `nbf`, `aud` and `sub` of signed claims.
+fn check_claims(claims: &Claims<WalletClaims>, config: &Config, now: Timestamp) -> Result<Subject, Error> {
+    let now = DateTime::<Utc>::from_timestamp_micros(now.micros())
+        .ok_or_else(|| Error::Internal("the clock is out of range".into()))?;
+    let options = TimeOptions::new(TimeDelta::zero(), move || now);
+    claims.validate_expiration(&options).map_err(|e| match e {
+        ValidationError::Expired => unauthorized("the token has expired (exp is in the past)"),
+        _ => unauthorized("the token has no expiry; an exp claim is required"),
+    })?;
+    if claims.not_before.is_some() {
+        claims
+            .validate_maturity(&options)
+            .map_err(|_| unauthorized("the token is not valid yet (nbf is in the future)"))?;
+    }
+    if let Some(audience) = &config.jwt_audience {
+        let listed = match &claims.custom.aud {
+            Some(Json::String(aud)) => aud == audience,
+            Some(Json::Array(auds)) => auds.iter().any(|aud| aud.as_str() == Some(audience.as_str())),
+            Some(_) => return Err(unauthorized("the token's aud must be a string or an array of strings")),
+            None => return Err(unauthorized("the token has no aud claim; this node requires one")),
+        };
+        if !listed {
+            return Err(unauthorized("the token's audience (aud) is not this node's"));
+        }
+    }
+    match &claims.custom.sub {
+        Some(Json::String(sub)) if !sub.is_empty() => Ok(Subject(sub.to_string())),
+        Some(Json::String(_)) | None => Err(unauthorized("the token has no subject; sub must name the wallet user")),
+        Some(_) => Err(unauthorized("the token's sub must be a string")),
+    }
+}
+
+#[cfg(test)]
+#[path = "jwt_tests.rs"]
+mod tests;

@@ -1,0 +1,267 @@
+//! The stored buy-traffic request, its states and its keys.
+//!
+//! | key | value |
+//! |---|---|
+//! | `X user_id tracking_id` | [`BuyTrafficRecord`] (JSON): the request and what became of it |
+//! | `Y request_contract_id` | the request's `X` key |
+//! | `Z 'c' expires_at user_id tracking_id` | the request's `X` key, while it is created |
+//! | `Z 'd' user_id tracking_id` | the request's `X` key, once completed |
+//! | `Z 'f' user_id tracking_id` | the request's `X` key, once failed (expired or rejected) |
+//!
+//! Exactly one `Z` entry exists per request: [`BuyTrafficRecord::index_key`] of its
+//! current state. The created entries sort by expiry, so the tick finds every request
+//! due in one range scan.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::keys::{self, Key};
+
+/// What became of a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum State {
+    /// Recorded; waiting for the validator's automation.
+    Created,
+    /// The ledger completed it (`BuyTrafficRequest_Complete`) in this update.
+    Completed {
+        /// The update that completed it.
+        transaction_id: String,
+    },
+    /// The ledger rejected it (`BuyTrafficRequest_Cancel`).
+    Rejected {
+        /// The `reason` of the choice argument, if it had one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Expired: by the ledger (`BuyTrafficRequest_Expire`) or by the node's tick.
+    Expired {
+        /// Whether the ledger said so (else the node's own expiry did).
+        by_ledger: bool,
+    },
+}
+
+impl State {
+    /// Whether the ledger decided this state; the ledger's word is final.
+    pub fn is_ledger_outcome(&self) -> bool {
+        match self {
+            State::Created => false,
+            State::Completed { .. } | State::Rejected { .. } => true,
+            State::Expired { by_ledger } => *by_ledger,
+        }
+    }
+
+    /// The state's `status` on the wire.
+    pub fn status(&self) -> Status {
+        match self {
+            State::Created => Status::Created,
+            State::Completed { .. } => Status::Completed,
+            State::Rejected { .. } | State::Expired { .. } => Status::Failed,
+        }
+    }
+}
+
+/// The three statuses of the status endpoint and the admin list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// `created`
+    Created,
+    /// `completed`
+    Completed,
+    /// `failed`
+    Failed,
+}
+
+impl Status {
+    /// Parses a `status` query value.
+    pub fn parse(text: &str) -> Option<Status> {
+        match text {
+            "created" => Some(Status::Created),
+            "completed" => Some(Status::Completed),
+            "failed" => Some(Status::Failed),
+            _ => None,
+        }
+    }
+
+    /// As on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Created => "created",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+        }
+    }
+
+    /// The byte that tags this status's index entries.
+    fn tag(self) -> u8 {
+        match self {
+            Status::Created => b'c',
+            Status::Completed => b'd',
+            Status::Failed => b'f',
+        }
+    }
+
+    /// The prefix of every index entry of this status.
+    pub fn index_prefix(self) -> Vec<u8> {
+        Key::new(keys::WALLET_INDEX).byte(self.tag()).into_bytes()
+    }
+}
+
+/// A recorded buy-traffic request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuyTrafficRecord {
+    /// The client's tracking id.
+    pub tracking_id: String,
+    /// The wallet user (JWT subject) it belongs to.
+    pub user_id: String,
+    /// The request contract's id.
+    pub request_contract_id: String,
+    /// The party whose validator the traffic is for.
+    pub receiving_validator_party_id: String,
+    /// The synchronizer.
+    pub domain_id: String,
+    /// Bytes of traffic.
+    pub traffic_amount: i64,
+    /// Expiry, µs since the epoch.
+    pub expires_at: i64,
+    /// When the node recorded it, µs since the epoch.
+    pub created_at: i64,
+    /// What became of it.
+    #[serde(flatten)]
+    pub state: State,
+}
+
+impl BuyTrafficRecord {
+    /// The record's key.
+    pub fn key(&self) -> Vec<u8> {
+        record_key(&self.user_id, &self.tracking_id)
+    }
+
+    /// Its entry in the status index, for its current state.
+    pub fn index_key(&self) -> Vec<u8> {
+        let status = self.state.status();
+        let key = Key::new(keys::WALLET_INDEX).byte(status.tag());
+        let key = if status == Status::Created { key.i64(self.expires_at) } else { key };
+        key.str(&self.user_id).str(&self.tracking_id).into_bytes()
+    }
+
+    /// The JSON stored under [`BuyTrafficRecord::key`].
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // A structure of strings and integers always serializes.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Reads a stored record.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        serde_json::from_slice(bytes).map_err(|e| Error::Internal(alloc::format!("unreadable wallet request: {e}")))
+    }
+
+    /// The body of the status endpoint.
+    pub fn status_body(&self) -> serde_json::Value {
+        use serde_json::json;
+        match &self.state {
+            State::Created => json!({ "status": "created" }),
+            State::Completed { transaction_id } => json!({ "status": "completed", "transaction_id": transaction_id }),
+            State::Rejected { reason: Some(reason) } => {
+                json!({ "status": "failed", "failure_reason": "rejected", "rejection_reason": reason })
+            }
+            State::Rejected { reason: None } => json!({ "status": "failed", "failure_reason": "rejected" }),
+            State::Expired { .. } => json!({ "status": "failed", "failure_reason": "expired" }),
+        }
+    }
+
+    /// The element of the admin list.
+    pub fn list_item(&self) -> serde_json::Value {
+        serde_json::json!({
+            "tracking_id": self.tracking_id,
+            "user_id": self.user_id,
+            "request_contract_id": self.request_contract_id,
+            "receiving_validator_party_id": self.receiving_validator_party_id,
+            "domain_id": self.domain_id,
+            "traffic_amount": self.traffic_amount,
+            "expires_at": self.expires_at,
+            "status": self.state.status().as_str(),
+        })
+    }
+}
+
+/// The key of a user's request with a tracking id (the tracking-id claim).
+pub fn record_key(user_id: &str, tracking_id: &str) -> Vec<u8> {
+    Key::new(keys::WALLET_REQUEST).str(user_id).str(tracking_id).into_bytes()
+}
+
+/// The key of the index from a request's contract id to its record.
+pub fn contract_index_key(contract_id: &str) -> Vec<u8> {
+    Key::new(keys::WALLET_CONTRACT).str(contract_id).into_bytes()
+}
+
+/// The first key after every created request that expires before `micros`.
+pub fn created_before(micros: i64) -> Vec<u8> {
+    Key::new(keys::WALLET_INDEX).byte(Status::Created.tag()).i64(micros).into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(state: State) -> BuyTrafficRecord {
+        BuyTrafficRecord {
+            tracking_id: "t".into(),
+            user_id: "u".into(),
+            request_contract_id: "00ab".into(),
+            receiving_validator_party_id: "p::1".into(),
+            domain_id: "d::1".into(),
+            traffic_amount: 10,
+            expires_at: 5,
+            created_at: 1,
+            state,
+        }
+    }
+
+    #[test]
+    fn records_round_trip_through_their_stored_form() {
+        for state in [
+            State::Created,
+            State::Completed { transaction_id: "tx".into() },
+            State::Rejected { reason: Some("no".into()) },
+            State::Rejected { reason: None },
+            State::Expired { by_ledger: true },
+            State::Expired { by_ledger: false },
+        ] {
+            let r = record(state);
+            assert_eq!(BuyTrafficRecord::from_bytes(&r.to_bytes()).unwrap(), r);
+        }
+    }
+
+    #[test]
+    fn status_bodies_follow_the_design() {
+        let body = |state| serde_json::to_string(&record(state).status_body()).unwrap();
+        assert_eq!(body(State::Created), r#"{"status":"created"}"#);
+        assert_eq!(
+            body(State::Completed { transaction_id: "tx".into() }),
+            r#"{"status":"completed","transaction_id":"tx"}"#
+        );
+        assert_eq!(
+            body(State::Rejected { reason: Some("r".into()) }),
+            r#"{"status":"failed","failure_reason":"rejected","rejection_reason":"r"}"#
+        );
+        assert_eq!(body(State::Rejected { reason: None }), r#"{"status":"failed","failure_reason":"rejected"}"#);
+        assert_eq!(body(State::Expired { by_ledger: false }), r#"{"status":"failed","failure_reason":"expired"}"#);
+    }
+
+    #[test]
+    fn created_requests_are_indexed_by_expiry_and_found_by_the_range_end() {
+        let early = record(State::Created);
+        let mut late = record(State::Created);
+        late.expires_at = 6;
+        assert!(early.index_key() < created_before(6));
+        assert!(late.index_key() >= created_before(6));
+        assert!(early.index_key().starts_with(&Status::Created.index_prefix()));
+        let done = record(State::Completed { transaction_id: "x".into() });
+        assert!(done.index_key().starts_with(&Status::Completed.index_prefix()));
+        assert!(!done.index_key().starts_with(&Status::Created.index_prefix()));
+    }
+}
