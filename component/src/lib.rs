@@ -6,6 +6,8 @@
 //! WASI (wall clock, `wasi:random`, environment variables), and runs
 //! `ledger_node_core::handle` over [`WitStore`], the store import.
 //!
+//! `tick` runs the scheduled jobs ([`ledger_node_core::wallet::tick`]) the same way.
+//!
 //! The store import is synchronous, so the core's future is complete when first
 //! polled, and [`ledger_node_core::exec::block_on`] drives it.
 //!
@@ -43,6 +45,16 @@ impl Guest for Node {
             Err(error) => error.into_response(),
         };
         convert::response(response)
+    }
+
+    fn tick() -> Result<String, String> {
+        let (config, now, entropy) = environment().map_err(|e| e.to_string())?;
+        let env = Env { now, entropy, config: &config };
+        match exec::block_on(ledger_node_core::wallet::tick(&env, &WitStore)) {
+            Ok(report) => serde_json::to_string(&report).map_err(|e| e.to_string()),
+            Err(Error::Store(e)) => Err(format!("store: {e}")),
+            Err(e) => Err(e.to_string()),
+        }
     }
 }
 

@@ -206,6 +206,11 @@ impl Node {
     pub fn handle(&self, request: &Request) -> anyhow::Result<Response> {
         self.instance()?.handle(request)
     }
+
+    /// Runs the scheduled jobs with a fresh instance: what they did, as JSON text.
+    pub fn tick(&self) -> anyhow::Result<String> {
+        self.instance()?.tick()
+    }
 }
 
 /// One instance of the component, living for one request.
@@ -240,5 +245,11 @@ impl Instance {
     /// Serves `request`.
     pub fn handle(mut self, request: &Request) -> anyhow::Result<Response> {
         Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
+    }
+
+    /// Runs the scheduled jobs (`tick`): what they did, as JSON text.
+    pub fn tick(mut self) -> anyhow::Result<String> {
+        let result = self.bindings.ledger_node_handler().call_tick(&mut self.store).context("calling tick")?;
+        result.map_err(|e| anyhow::anyhow!("the scheduled jobs failed: {e}"))
     }
 }

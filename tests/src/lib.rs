@@ -9,7 +9,8 @@
 //!   component's WIT `store` import from that backend; WASI supplies the clock, the
 //!   random source and the configuration ([`config`]) as environment variables.
 //! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
-//!   requests and decides nothing.
+//!   requests and decides nothing. [`scheduler`] runs the node's scheduled jobs on a
+//!   timer (`--tick-seconds`).
 //! - [`demo`] generates a deterministic demo network history as NDJSON ingest records
 //!   (`ledger-node demo`).
 //! - The binary (`src/main.rs`) is the `ledger-node` command line.
@@ -23,5 +24,6 @@ pub mod config;
 pub mod demo;
 pub mod host;
 pub mod ingest;
+pub mod scheduler;
 pub mod server;
 pub mod sqlite;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use ledger_node::backend::Backend;
 use ledger_node::host::{self, Node, Options};
-use ledger_node::{config, ingest, server};
+use ledger_node::{config, ingest, scheduler, server};
 
 /// A Canton-style ledger network node's public API.
 #[derive(Debug, Parser)]
@@ -31,6 +31,10 @@ enum Command {
         /// Keep the state in memory only (lost on exit).
         #[arg(long)]
         memory: bool,
+        /// Run the scheduled jobs (expiring buy-traffic requests) every this many
+        /// seconds; 0 turns the timer off (`POST /v0/admin/tick` still runs them).
+        #[arg(long, default_value_t = 60)]
+        tick_seconds: u64,
     },
     /// Ingests an NDJSON history file (or `-` for standard input) into the store.
     Ingest {
@@ -55,13 +59,13 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { listen, db, memory } => serve(listen, db, memory),
+        Command::Serve { listen, db, memory, tick_seconds } => serve(listen, db, memory, tick_seconds),
         Command::Ingest { db, input } => ingest(&db, &input),
         Command::Demo { updates, seed } => demo(updates, seed),
     }
 }
 
-fn serve(listen: SocketAddr, db: Option<PathBuf>, memory: bool) -> anyhow::Result<()> {
+fn serve(listen: SocketAddr, db: Option<PathBuf>, memory: bool, tick_seconds: u64) -> anyhow::Result<()> {
     let vars = config::from_environment()?;
     let backend = match (&db, memory) {
         (Some(path), _) => Backend::sqlite(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
@@ -73,6 +77,9 @@ fn serve(listen: SocketAddr, db: Option<PathBuf>, memory: bool) -> anyhow::Resul
     runtime.block_on(async move {
         let (listener, local) = server::bind(listen).await?;
         eprintln!("ledger-node: serving on http://{local}");
+        if tick_seconds > 0 {
+            tokio::spawn(scheduler::tick_every(Arc::clone(&node), std::time::Duration::from_secs(tick_seconds)));
+        }
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
             eprintln!("ledger-node: shutting down");

@@ -15,6 +15,9 @@
 //! Routing, limits, authentication and every answer are the core's: no worker
 //! `Router` here.
 //!
+//! The `scheduled` handler (the cron trigger of `wrangler.toml`, every minute) runs the
+//! node's scheduled jobs, [`ledger_node_core::wallet::tick`], over the same store.
+//!
 //! ## Build and run
 //!
 //! `wrangler.toml` (repository root) builds the crate with `worker-build --release
@@ -36,7 +39,7 @@ mod d1;
 
 use ledger_node_core::time::Timestamp;
 use ledger_node_core::{Config, Env, Error};
-use worker::{Context, Date, console_error, event};
+use worker::{Context, Date, ScheduleContext, ScheduledEvent, console_error, console_log, event};
 
 pub use d1::D1Store;
 
@@ -60,6 +63,34 @@ async fn fetch(mut request: worker::Request, env: worker::Env, _ctx: Context) ->
         );
     }
     convert::response(response)
+}
+
+/// The cron trigger (`[triggers]` in `wrangler.toml`, every minute): runs the node's
+/// scheduled jobs, the same core function as `POST /v0/admin/tick`. A failure is
+/// logged; the next trigger tries again.
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleContext) {
+    match tick(&env).await {
+        Ok(report) if report.expired_requests > 0 => {
+            console_log!("scheduled jobs: expired {} buy-traffic requests", report.expired_requests)
+        }
+        Ok(_) => {}
+        Err(Error::Store(e)) => console_error!("scheduled jobs failed: store: {e}"),
+        Err(e) => console_error!("scheduled jobs failed: {e}"),
+    }
+}
+
+/// Runs the scheduled jobs with the core.
+async fn tick(env: &worker::Env) -> Result<ledger_node_core::wallet::TickReport, Error> {
+    let config = Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
+        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
+    let db = env.d1(DB_BINDING).map_err(|e| {
+        Error::Internal(format!("the D1 database binding `{DB_BINDING}` (wrangler.toml) is unusable: {e}"))
+    })?;
+    let mut entropy = [0u8; 32];
+    getrandom::fill(&mut entropy).map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
+    let env = Env { now: now()?, entropy, config: &config };
+    ledger_node_core::wallet::tick(&env, &D1Store::new(db)).await
 }
 
 /// Serves `request` with the core.

@@ -17,8 +17,12 @@
 //!
 //! Body matchers are JSON compared exactly (objects must have exactly the listed keys),
 //! except these strings: `"$any"` (any value), `"$timestamp"` (an RFC 3339 UTC
-//! timestamp with six fractional digits), `"$version"` (the crate version) and
-//! `"$contains:TEXT"` (a string containing TEXT).
+//! timestamp with six fractional digits), `"$version"` (the crate version),
+//! `"$contains:TEXT"` (a string containing TEXT) and `"$capture:NAME"` (any string,
+//! remembered as NAME; captured again, it must be the same string). Later steps of the
+//! scenario may use `{{NAME}}` in their path, header values and bodies, which is
+//! replaced by the captured text: a step can act on an id the node made up, such as a
+//! request contract id.
 //!
 //! Every scenario starts from an empty node configured with [`test_config`].
 
@@ -228,9 +232,10 @@ pub fn run_all(target: &mut dyn Target) {
     for (file, scenario) in &scenarios {
         eprintln!("{}: {file}/{}", target.name(), scenario.name);
         target.reset();
+        let mut captures = Captures::new();
         for (index, step) in scenario.steps.iter().enumerate() {
-            let received = target.send(&step.request.outgoing());
-            if let Err(problem) = check(&step.expect, &received) {
+            let received = target.send(&step.request.outgoing().substitute(&captures));
+            if let Err(problem) = check(&step.expect, &received, &mut captures) {
                 failures.push(format!(
                     "{file}/{} step {} ({} {}): {problem}",
                     scenario.name,
@@ -246,7 +251,30 @@ pub fn run_all(target: &mut dyn Target) {
     assert!(failures.is_empty(), "{}: {} scenario(s) failed:\n{}", target.name(), failures.len(), failures.join("\n"));
 }
 
-fn check(expect: &Expect, received: &Received) -> Result<(), String> {
+/// Strings captured by `"$capture:NAME"` matchers, by name.
+pub type Captures = std::collections::BTreeMap<String, String>;
+
+impl Outgoing {
+    /// The request with every `{{NAME}}` replaced by its captured string.
+    pub fn substitute(mut self, captures: &Captures) -> Self {
+        let replace = |text: &str| {
+            captures.iter().fold(text.to_owned(), |text, (name, value)| text.replace(&format!("{{{{{name}}}}}"), value))
+        };
+        if captures.is_empty() {
+            return self;
+        }
+        self.target = replace(&self.target);
+        for (_, value) in &mut self.headers {
+            *value = replace(value);
+        }
+        if let Ok(body) = std::str::from_utf8(&self.body) {
+            self.body = replace(body).into_bytes();
+        }
+        self
+    }
+}
+
+fn check(expect: &Expect, received: &Received, captures: &mut Captures) -> Result<(), String> {
     let body_text = String::from_utf8_lossy(&received.body);
     if received.status != expect.status {
         return Err(format!("status {} (want {}), body {body_text}", received.status, expect.status));
@@ -260,15 +288,25 @@ fn check(expect: &Expect, received: &Received) -> Result<(), String> {
     if let Some(matcher) = &expect.body {
         let body: Value =
             serde_json::from_slice(&received.body).map_err(|e| format!("body is not JSON ({e}): {body_text}"))?;
-        matches(matcher, &body, "$").map_err(|e| format!("{e}\n  body: {body_text}"))?;
+        matches(matcher, &body, "$", captures).map_err(|e| format!("{e}\n  body: {body_text}"))?;
     }
     Ok(())
 }
 
 /// Whether `value` matches `matcher` (see the module docs).
-pub fn matches(matcher: &Value, value: &Value, path: &str) -> Result<(), String> {
+pub fn matches(matcher: &Value, value: &Value, path: &str, captures: &mut Captures) -> Result<(), String> {
     match (matcher, value) {
         (Value::String(m), _) if m == "$any" => Ok(()),
+        (Value::String(m), Value::String(v)) if m.starts_with("$capture:") => {
+            let name = &m["$capture:".len()..];
+            match captures.get(name) {
+                Some(seen) if seen != v => Err(format!("{path}: {v:?} is not {seen:?}, captured earlier as {name}")),
+                _ => {
+                    captures.insert(name.to_owned(), v.clone());
+                    Ok(())
+                }
+            }
+        }
         (Value::String(m), Value::String(v)) if m == "$timestamp" => {
             if ledger_node_core::time::Timestamp::parse(v).is_ok_and(|t| t.to_string() == *v) {
                 Ok(())
@@ -295,7 +333,7 @@ pub fn matches(matcher: &Value, value: &Value, path: &str) -> Result<(), String>
             }
             for (key, sub) in m {
                 let got = v.get(key).ok_or_else(|| format!("{path}: missing field {key:?}"))?;
-                matches(sub, got, &format!("{path}.{key}"))?;
+                matches(sub, got, &format!("{path}.{key}"), captures)?;
             }
             Ok(())
         }
@@ -303,7 +341,7 @@ pub fn matches(matcher: &Value, value: &Value, path: &str) -> Result<(), String>
             if m.len() != v.len() {
                 return Err(format!("{path}: {} elements, want {}", v.len(), m.len()));
             }
-            m.iter().zip(v).enumerate().try_for_each(|(i, (m, v))| matches(m, v, &format!("{path}[{i}]")))
+            m.iter().zip(v).enumerate().try_for_each(|(i, (m, v))| matches(m, v, &format!("{path}[{i}]"), captures))
         }
         _ if matcher == value => Ok(()),
         _ => Err(format!("{path}: got {value}, want {matcher}")),
