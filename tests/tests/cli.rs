@@ -43,10 +43,17 @@ fn demo_history_ingests_from_a_file_and_again_from_stdin_idempotently() {
 fn a_bad_line_is_reported_with_its_line_number_and_nothing_of_its_batch_is_applied() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let history = dir.path().join("bad.ndjson");
-    std::fs::write(&history, "{\"wallet_user\":{\"user_id\":\"u\",\"party_id\":\"p\"}}\n\n{\"update\":{\"update_id\":7}}\n")
-        .expect("writing the history");
-    let output =
-        ledger_node().args(["ingest", "--db"]).arg(dir.path().join("node.sqlite")).arg(&history).output().expect("ingest");
+    std::fs::write(
+        &history,
+        "{\"wallet_user\":{\"user_id\":\"u\",\"party_id\":\"p\"}}\n\n{\"update\":{\"update_id\":7}}\n",
+    )
+    .expect("writing the history");
+    let output = ledger_node()
+        .args(["ingest", "--db"])
+        .arg(dir.path().join("node.sqlite"))
+        .arg(&history)
+        .output()
+        .expect("ingest");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());
     assert!(stderr.contains("line 3: "), "{stderr}");

@@ -1,0 +1,189 @@
+//! The benchmark tools: a loopback HTTP load generator, and the "ceiling" server (the
+//! same hyper stack as `ledger-node serve`, answering a fixed body) to compare against.
+//! `scripts/bench` drives both; see BENCHMARKS.md.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use clap::{Parser, Subcommand};
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+
+#[derive(Debug, Parser)]
+#[command(name = "ledger-node-bench")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serves a fixed JSON body on every path: the ceiling of the HTTP stack.
+    Ceiling {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8090")]
+        listen: SocketAddr,
+    },
+    /// Drives load at a server and prints one JSON line: requests/s, p50, p99.
+    Load {
+        /// Base URL, `http://127.0.0.1:PORT`.
+        #[arg(long)]
+        url: String,
+        /// Paths to request, picked at random per request; one per line in this file.
+        #[arg(long, conflicts_with = "path")]
+        paths: Option<std::path::PathBuf>,
+        /// A single path to request.
+        #[arg(long)]
+        path: Option<String>,
+        /// Method.
+        #[arg(long, default_value = "GET")]
+        method: String,
+        /// Request body (for POST).
+        #[arg(long, default_value = "")]
+        body: String,
+        /// Concurrent connections.
+        #[arg(long, default_value_t = 32)]
+        connections: usize,
+        /// Seconds to run (after one second of warm-up).
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        /// A label for the output line.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    match cli.command {
+        Command::Ceiling { listen } => runtime.block_on(ceiling(listen)),
+        Command::Load { url, paths, path, method, body, connections, seconds, label } => {
+            let paths = match (paths, path) {
+                (Some(file), _) => {
+                    std::fs::read_to_string(&file)?.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect()
+                }
+                (None, Some(path)) => vec![path],
+                (None, None) => anyhow::bail!("give --path or --paths"),
+            };
+            anyhow::ensure!(!paths.is_empty(), "no paths to request");
+            runtime.block_on(load(Load { url, paths, method, body, connections, seconds, label }))
+        }
+    }
+}
+
+async fn ceiling(listen: SocketAddr) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    eprintln!("ceiling: serving on http://{}", listener.local_addr()?);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let service = service_fn(|_request| async {
+                let mut response = hyper::Response::new(Full::new(Bytes::from_static(
+                    br#"{"version":"0.1.0","commit_ts":"2026-01-01T00:00:00.000000Z"}"#,
+                )));
+                response
+                    .headers_mut()
+                    .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+                Ok::<_, Infallible>(response)
+            });
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}
+
+struct Load {
+    url: String,
+    paths: Vec<String>,
+    method: String,
+    body: String,
+    connections: usize,
+    seconds: u64,
+    label: String,
+}
+
+async fn load(load: Load) -> anyhow::Result<()> {
+    let authority = load.url.strip_prefix("http://").unwrap_or(&load.url).trim_end_matches('/').to_owned();
+    let load = std::sync::Arc::new(load);
+    let warm_up = Instant::now() + Duration::from_secs(1);
+    let deadline = warm_up + Duration::from_secs(load.seconds);
+    let mut tasks = Vec::new();
+    for task in 0..load.connections {
+        let load = std::sync::Arc::clone(&load);
+        let authority = authority.clone();
+        tasks.push(tokio::spawn(async move { connection(&load, &authority, task as u64, warm_up, deadline).await }));
+    }
+    let mut latencies: Vec<u32> = Vec::new();
+    let mut errors = 0u64;
+    for task in tasks {
+        let (mut l, e) = task.await??;
+        latencies.append(&mut l);
+        errors += e;
+    }
+    latencies.sort_unstable();
+    let percentile = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0)
+    };
+    let line = serde_json::json!({
+        "label": load.label,
+        "requests": latencies.len(),
+        "errors": errors,
+        "rps": latencies.len() as f64 / load.seconds as f64,
+        "p50_ms": f64::from(percentile(0.50)) / 1000.0,
+        "p99_ms": f64::from(percentile(0.99)) / 1000.0,
+    });
+    println!("{line}");
+    Ok(())
+}
+
+/// One connection's loop: latencies (µs) of successful requests after warm-up, errors.
+async fn connection(
+    load: &Load,
+    authority: &str,
+    seed: u64,
+    warm_up: Instant,
+    deadline: Instant,
+) -> anyhow::Result<(Vec<u32>, u64)> {
+    let stream = tokio::net::TcpStream::connect(authority).await?;
+    stream.set_nodelay(true)?;
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(conn);
+    let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut latencies = Vec::with_capacity(100_000);
+    let mut errors = 0;
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok((latencies, errors));
+        }
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let path = &load.paths[(rng % load.paths.len() as u64) as usize];
+        let request = hyper::Request::builder()
+            .method(load.method.as_str())
+            .uri(path.as_str())
+            .header(hyper::header::HOST, authority)
+            .body(Full::new(Bytes::from(load.body.clone())))?;
+        sender.ready().await?;
+        let response = sender.send_request(request).await?;
+        let ok = response.status().is_success();
+        response.into_body().collect().await?;
+        let elapsed = now.elapsed();
+        if now >= warm_up {
+            if ok {
+                latencies.push(u32::try_from(elapsed.as_micros()).unwrap_or(u32::MAX));
+            } else {
+                errors += 1;
+            }
+        }
+    }
+}
