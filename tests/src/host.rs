@@ -134,7 +134,12 @@ pub struct Node {
     pre: bindings::NodePre<State>,
     backend: Arc<Backend>,
     options: Options,
+    /// Instances that served a request and may serve another (see [`Node::checkin`]).
+    idle: std::sync::Mutex<Vec<Instance>>,
 }
+
+/// Most idle instances a node keeps for reuse.
+const IDLE_INSTANCES: usize = 64;
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -176,7 +181,7 @@ impl Node {
             .context("linking the store import")?;
         let pre = bindings::NodePre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
             .context("checking the component's exports")?;
-        Ok(Node { pre, backend, options })
+        Ok(Node { pre, backend, options, idle: std::sync::Mutex::new(Vec::new()) })
     }
 
     /// The backend this node keeps its state in.
@@ -200,6 +205,30 @@ impl Node {
         let mut store = Store::new(self.pre.engine(), state);
         let bindings = self.pre.instantiate(&mut store).context("instantiating the component")?;
         Ok(Instance { store, bindings })
+    }
+
+    /// An instance for one request: an idle one that served an earlier request if there
+    /// is one, else a fresh one.
+    ///
+    /// Reuse is safe because the component keeps no state between calls: it reads its
+    /// configuration, the clock and the random source from WASI on every call, and
+    /// everything it knows lives in the store. An instance that failed (a trap) is never
+    /// returned to the pool.
+    pub fn checkout(&self) -> anyhow::Result<Instance> {
+        let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        match idle {
+            Some(instance) => Ok(instance),
+            None => self.instance(),
+        }
+    }
+
+    /// Returns an instance that served a request successfully, for reuse.
+    pub fn checkin(&self, instance: Instance) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < IDLE_INSTANCES {
+                idle.push(instance);
+            }
+        }
     }
 
     /// Serves one request with a fresh instance.
@@ -233,6 +262,11 @@ impl Instance {
             .ledger_node_handler()
             .call_body_limit(&mut self.store, method, path)
             .context("calling body-limit")?)
+    }
+
+    /// Serves `request`, keeping the instance for another.
+    pub fn serve(&mut self, request: &Request) -> anyhow::Result<Response> {
+        Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
     }
 
     /// Serves `request`, and says how often the instance called its store.

@@ -71,7 +71,7 @@ async fn translate_and_handle(
     request: hyper::Request<Incoming>,
 ) -> anyhow::Result<hyper::Response<Full<Bytes>>> {
     let (parts, body) = request.into_parts();
-    let mut instance = node.instance()?;
+    let mut instance = node.checkout()?;
     let limit = instance.body_limit(parts.method.as_str(), parts.uri.path())?;
     let declared = parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     let body = if declared.is_some_and(|len| len > limit) {
@@ -92,7 +92,12 @@ async fn translate_and_handle(
         headers,
         body,
     };
-    let response = instance.handle(&request)?;
+    let response = instance.serve(&request)?;
+    // An instance that took a large body (an ingest batch) has grown its memory to
+    // match; let it go rather than keep that memory in the pool.
+    if request.body.as_ref().is_none_or(|body| body.len() <= REUSE_BODY_LIMIT) {
+        node.checkin(instance);
+    }
     if let Some(log) = &response.log {
         eprintln!("ledger-node: {} {} -> {}: {log}", request.method, request.path, response.status);
     }
@@ -102,6 +107,9 @@ async fn translate_and_handle(
     }
     Ok(builder.body(Full::new(Bytes::from(response.body)))?)
 }
+
+/// Largest request body after which the instance that served it is reused.
+const REUSE_BODY_LIMIT: usize = 1024 * 1024;
 
 /// The whole body if it is at most `limit` bytes; `None` (after discarding the rest)
 /// if it is longer.
