@@ -36,10 +36,10 @@ pub struct StoredUpdate {
 impl StoredUpdate {
     /// Renders `update` for storage.
     pub fn new(update: &Update) -> Self {
-        let hash = content_hash(update);
         // Rendering JSON values into bytes cannot fail.
         let compact = serde_json::to_vec(&update.render(Encoding::CompactJson)).unwrap_or_default();
         let protobuf = serde_json::to_vec(&update.render(Encoding::ProtobufJson)).unwrap_or_default();
+        let hash = content_hash(update, &protobuf);
         let mut bytes = Vec::with_capacity(HEADER + compact.len() + protobuf.len());
         bytes.push(if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT });
         bytes.extend_from_slice(&hash);
@@ -99,11 +99,37 @@ impl StoredUpdate {
     }
 }
 
-/// SHA-256 of the canonical ingest form of `update`.
-pub fn content_hash(update: &Update) -> [u8; 32] {
-    // Serializing a JSON value cannot fail.
-    let canonical = serde_json::to_vec(&update.to_ingest_json()).unwrap_or_default();
-    Sha256::digest(&canonical).into()
+/// A hash of the canonical ingest form of `update`, whose `protobuf_json` body is
+/// `protobuf`: the ingest form is that body plus the created events' blobs, so the hash
+/// covers the body and every blob with its event id (two updates hash alike exactly when
+/// their ingest forms are equal as JSON), without rendering the ingest form again.
+pub fn content_hash(update: &Update, protobuf: &[u8]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(protobuf);
+    let mut blob = |event: &crate::update::CreatedEvent| {
+        hasher.update([0]);
+        hasher.update(event.event_id.as_bytes());
+        match &event.created_event_blob {
+            Some(blob) => {
+                hasher.update([1]);
+                hasher.update(blob.as_str().as_bytes());
+            }
+            None => hasher.update([0]),
+        }
+    };
+    match update {
+        Update::Transaction(tx) => tx.events_by_id.values().for_each(|event| {
+            if let crate::update::Event::Created(created) = event {
+                blob(created);
+            }
+        }),
+        Update::Reassignment(r) => {
+            if let crate::update::ReassignmentEvent::Assignment(a) = &r.event {
+                blob(&a.created_event);
+            }
+        }
+    }
+    hasher.finalize().into()
 }
 
 /// The key of an update.
@@ -145,4 +171,49 @@ fn encoding(query: &str) -> Result<Encoding, Error> {
         }
     }
     Ok(Encoding::CompactJson)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transaction(blob: Option<&str>, workflow: &str) -> Update {
+        let mut created = serde_json::json!({
+            "event_type": "created_event", "event_id": "u:0", "contract_id": "c", "template_id": "p:M:T",
+            "package_name": "p", "create_arguments": {"record": {"fields": []}},
+            "created_at": "2024-01-01T00:00:00Z", "signatories": [], "observers": []
+        });
+        if let Some(blob) = blob {
+            created["created_event_blob"] = serde_json::json!(blob);
+        }
+        Update::parse(&serde_json::json!({
+            "update_id": "u", "migration_id": 0, "workflow_id": workflow, "record_time": "2024-01-01T00:00:00Z",
+            "synchronizer_id": "s", "effective_at": "2024-01-01T00:00:00Z", "root_event_ids": ["u:0"],
+            "events_by_id": {"u:0": created}
+        }))
+        .expect("a valid transaction")
+    }
+
+    fn hash(update: &Update) -> Option<Vec<u8>> {
+        StoredUpdate::new(update).hash().map(<[u8]>::to_vec)
+    }
+
+    #[test]
+    fn the_content_hash_covers_the_body_and_every_blob() {
+        let base = hash(&transaction(Some("AAEC"), ""));
+        assert_eq!(base, hash(&transaction(Some("AAEC"), "")));
+        assert_ne!(base, hash(&transaction(Some("AAED"), "")));
+        assert_ne!(base, hash(&transaction(None, "")));
+        assert_ne!(base, hash(&transaction(Some("AAEC"), "wf")));
+    }
+
+    #[test]
+    fn version_1_puts_the_legacy_offset_first_in_transactions() {
+        let stored = StoredUpdate::new(&transaction(None, ""));
+        let v1 = stored.body(Encoding::CompactJson, UpdateApi::V1).expect("a body");
+        assert!(v1.starts_with(br#"{"offset":"000000000000000001","#));
+        let v2: serde_json::Value =
+            serde_json::from_slice(&stored.body(Encoding::CompactJson, UpdateApi::V2).expect("a body")).expect("JSON");
+        assert!(v2.get("offset").is_none());
+    }
 }
