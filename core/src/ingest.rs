@@ -102,7 +102,8 @@ const ATTEMPTS: usize = 5;
 /// One parsed record of a batch.
 #[derive(Debug)]
 enum Record {
-    Update(Update),
+    /// Boxed: an update is much larger than the other records.
+    Update(alloc::boxed::Box<Update>),
     Topology(Topology),
     Backfill(Backfill),
     RollForwardLsu(Option<RollForwardLsu>),
@@ -115,7 +116,7 @@ fn parse_records(lines: Vec<Line>) -> Result<Vec<(usize, Record)>, Error> {
         .into_iter()
         .map(|line| {
             let record = match line.kind {
-                "update" => Update::parse(&line.payload).map(Record::Update),
+                "update" => Update::parse(&line.payload).map(|u| Record::Update(u.into())),
                 "topology" => Topology::parse(&line.payload).map(Record::Topology),
                 "backfill" => Backfill::parse(&line.payload).map(Record::Backfill),
                 "roll_forward_lsu" => RollForwardLsu::parse(&line.payload).map(Record::RollForwardLsu),

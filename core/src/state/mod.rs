@@ -92,3 +92,40 @@ async fn read_record<S: Store>(
         None => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::String;
+
+    use crate::config::{Config, Names};
+    use crate::exec::block_on;
+    use crate::store::MemoryStore;
+
+    fn vote_batch(template: &str) -> String {
+        let update = serde_json::json!({"update": {
+            "update_id": "tx-1", "migration_id": 0, "workflow_id": "", "record_time": "2024-01-01T00:00:00Z",
+            "synchronizer_id": "sync", "effective_at": "2024-01-01T00:00:00Z", "root_event_ids": ["tx-1:0"],
+            "events_by_id": {"tx-1:0": {
+                "event_type": "created_event", "event_id": "tx-1:0", "contract_id": "00v", "template_id": template,
+                "package_name": "p", "created_at": "2024-01-01T00:00:00Z", "signatories": [], "observers": [],
+                "create_arguments": {"record": {"fields": [{"label": "sv", "value": {"party": "sv1"}}]}}}}}});
+        serde_json::to_string(&update).unwrap()
+    }
+
+    fn votes_after_ingest(config: &Config, template: &str) -> String {
+        let store = MemoryStore::new();
+        block_on(crate::ingest::ingest(vote_batch(template).as_bytes(), &store, config)).unwrap();
+        String::from_utf8(block_on(super::votes::latest(&store)).unwrap().body).unwrap()
+    }
+
+    #[test]
+    fn derived_state_follows_the_configured_template_names() {
+        let config = Config { names: Names { root: "Splice".into(), coin: "Amulet".into() }, ..Config::default() };
+        let body = votes_after_ingest(&config, "pkg:Splice.DSO.AmuletPrice:AmuletPriceVote");
+        assert!(body.contains(r#""contract_id":"00v""#), "{body}");
+        let body = votes_after_ingest(&config, "pkg:Platform.DSO.CoinPrice:CoinPriceVote");
+        assert_eq!(body, r#"{"coin_price_votes":[]}"#);
+        let body = votes_after_ingest(&Config::default(), "pkg:Platform.DSO.CoinPrice:CoinPriceVote");
+        assert!(body.contains(r#""contract_id":"00v""#), "{body}");
+    }
+}
