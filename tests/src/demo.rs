@@ -2454,8 +2454,9 @@ mod tests {
     fn the_core_ingests_the_whole_history_and_again_changes_nothing() {
         let (bytes, summary) = generate(2_000, 1);
         let store = ledger_node_core::store::MemoryStore::new();
+        let config = ledger_node_core::Config::default();
         let ingest = |body: &[u8]| {
-            ledger_node_core::exec::block_on(ledger_node_core::ingest::ingest(body, &store))
+            ledger_node_core::exec::block_on(ledger_node_core::ingest::ingest(body, &store, &config))
                 .unwrap_or_else(|e| panic!("{e:?}"))
         };
         let first = ingest(&bytes);
