@@ -224,10 +224,10 @@ impl Node {
 
     /// Returns an instance that served a request successfully, for reuse.
     pub fn checkin(&self, instance: Instance) {
-        if let Ok(mut idle) = self.idle.lock() {
-            if idle.len() < IDLE_INSTANCES {
-                idle.push(instance);
-            }
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < IDLE_INSTANCES
+        {
+            idle.push(instance);
         }
     }
 

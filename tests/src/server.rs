@@ -37,10 +37,10 @@ pub async fn serve(
         let node = Arc::clone(&node);
         tokio::spawn(async move {
             let service = service_fn(move |request| respond(Arc::clone(&node), request));
-            if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
-                if !e.is_incomplete_message() {
-                    eprintln!("ledger-node: connection error: {e}");
-                }
+            if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await
+                && !e.is_incomplete_message()
+            {
+                eprintln!("ledger-node: connection error: {e}");
             }
         });
     }
