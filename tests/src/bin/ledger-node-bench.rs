@@ -107,6 +107,7 @@ struct Load {
     label: String,
 }
 
+#[expect(clippy::print_stdout, reason = "the result line is the tool's output, read by scripts/bench")]
 async fn load(load: Load) -> anyhow::Result<()> {
     let authority = load.url.strip_prefix("http://").unwrap_or(&load.url).trim_end_matches('/').to_owned();
     let load = std::sync::Arc::new(load);
