@@ -27,7 +27,7 @@
 //! | `O` | `O` period_hours migration | first snapshot time | ingest: non-import updates ([`crate::state::snapshots`]) |
 //! | `X` | `X` user_id tracking_id | buy-traffic request (JSON) | wallet submissions (the tracking-id claim), ingest outcomes, the tick ([`crate::wallet::record`]) |
 //! | `Y` | `Y` contract_id | the request's `X` key | wallet submissions |
-//! | `Z` | `Z` status [expires_at] user_id tracking_id | the request's `X` key | wallet submissions, ingest outcomes, the tick |
+//! | `Z` | `Z` status (expires_at) user_id tracking_id | the request's `X` key | wallet submissions, ingest outcomes, the tick |
 //! | `0xff` | scratch | | the storage check ([`crate::admin::SCRATCH_PREFIX`]) |
 
 use alloc::vec::Vec;
