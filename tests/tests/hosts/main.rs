@@ -4,6 +4,7 @@
 
 mod scenario;
 mod targets;
+mod wallet_concurrency;
 mod worker;
 
 use ledger_node::backend::Backend;
@@ -32,6 +33,21 @@ fn scenarios_pass_in_the_component_over_sqlite() {
 fn scenarios_pass_in_the_worker_under_wrangler_dev() {
     let mut worker = worker::WorkerTarget::start();
     run_all(&mut worker);
+    // The same worker: exactly-once submission under concurrency, and the cron trigger.
+    scenario::Target::reset(&mut worker);
+    wallet_concurrency::set_up(worker.client());
+    wallet_concurrency::one_request_from_concurrent_submissions(worker.client(), 10);
+    wallet_concurrency::one_request_from_concurrent_submissions(worker.client(), 100);
+    wallet_concurrency::the_cron_trigger_expires_due_requests(worker.client());
+}
+
+#[test]
+fn concurrent_wallet_submissions_of_one_tracking_id_give_one_request_in_the_component_over_sqlite() {
+    let mut target = ComponentTarget::new(true);
+    let client = target.client();
+    wallet_concurrency::set_up(client);
+    wallet_concurrency::one_request_from_concurrent_submissions(client, 10);
+    wallet_concurrency::one_request_from_concurrent_submissions(client, 100);
 }
 
 #[test]

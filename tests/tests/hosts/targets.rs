@@ -121,6 +121,15 @@ impl ComponentTarget {
         ComponentTarget { engine, component, runtime, sqlite_dir, scenario: 0, server: None }
     }
 
+    /// The client of the running server (started over a fresh backend if none runs),
+    /// for tests that send requests concurrently.
+    pub fn client(&mut self) -> &HttpClient {
+        if self.server.is_none() {
+            self.start();
+        }
+        &self.server.as_ref().expect("started").0
+    }
+
     /// Starts a server over a fresh backend.
     fn start(&mut self) -> &HttpClient {
         self.scenario += 1;

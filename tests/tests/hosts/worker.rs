@@ -119,6 +119,8 @@ impl WorkerTarget {
             "--persist-to",
             &persist,
             "--show-interactive-dev-session=false",
+            // Exposes the cron trigger at /__scheduled.
+            "--test-scheduled",
             "--log-level",
             "warn",
         ]);
@@ -136,6 +138,11 @@ impl WorkerTarget {
             WorkerTarget { child, client: HttpClient::new(format!("http://127.0.0.1:{port}")), _state: state, log };
         target.wait_until_serving(port);
         target
+    }
+
+    /// The client of the running worker, for tests that send requests concurrently.
+    pub fn client(&self) -> &HttpClient {
+        &self.client
     }
 
     fn wait_until_serving(&mut self, port: u16) {
@@ -167,8 +174,19 @@ impl WorkerTarget {
 
 impl Drop for WorkerTarget {
     fn drop(&mut self) {
-        // wrangler runs workerd as a child: stop the whole process group.
-        let _ = Command::new("kill").args(["-TERM", &format!("-{}", self.child.id())]).status();
+        // wrangler runs workerd as a child: stop the whole process group. wrangler may
+        // linger in its graceful shutdown (seen after many concurrent connections), so
+        // it gets a few seconds, then the group is killed.
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-s", "TERM", "--", &group]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = Command::new("kill").args(["-s", "KILL", "--", &group]).status();
         let _ = self.child.wait();
     }
 }
