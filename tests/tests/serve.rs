@@ -21,9 +21,13 @@ fn free_port() -> u16 {
 }
 
 fn serve(db: &std::path::Path, env: &[(&str, &str)]) -> Server {
+    serve_with(db, env, &[])
+}
+
+fn serve_with(db: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Server {
     let port = free_port();
     let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
-    command.args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--db"]).arg(db);
+    command.args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--db"]).arg(db).args(args);
     for name in ledger_node_core::config::NAMES {
         command.env_remove(name);
     }
@@ -96,4 +100,51 @@ fn a_bad_configuration_value_stops_the_node_naming_the_variable() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("LEDGER_NODE_SNAPSHOT_PERIOD_HOURS"), "{stderr}");
+}
+
+#[test]
+fn the_timer_of_serve_expires_buy_traffic_requests_past_their_expiry() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let env = [("LEDGER_NODE_ADMIN_TOKEN", "secret"), ("LEDGER_NODE_JWT_HS256_SECRET", "test-hs256-secret")];
+    let server = serve_with(&dir.path().join("node.sqlite"), &env, &["--tick-seconds", "1"]);
+    let records = concat!(
+        r#"{"wallet_user":{"user_id":"alice","party_id":"alice::1220"}}"#,
+        "\n",
+        r#"{"topology":{"synchronizer_id":"sync::1","party_id":"validator::1","participant_ids":["PAR::v::1"]}}"#,
+        "\n"
+    );
+    let ingest = agent()
+        .post(format!("{}/v0/admin/ingest", server.base))
+        .header("authorization", "Bearer secret")
+        .send(records)
+        .expect("POST /v0/admin/ingest");
+    assert_eq!(ingest.status(), 200);
+    // HS256 (test-hs256-secret), sub alice, exp 2099.
+    let token = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6NDA3MDkwODgwMH0.ibqqgiITmv5mzwHPIk8p9RbVCCl4x-kXp_nGdRy0F5Q";
+    let body = serde_json::json!({
+        "receiving_validator_party_id": "validator::1", "domain_id": "sync::1", "traffic_amount": 10,
+        "tracking_id": "t-1", "expires_at": 1_704_067_200_000_000_i64,
+    });
+    let created = agent()
+        .post(format!("{}/v0/wallet/buy-traffic-requests", server.base))
+        .header("authorization", &format!("Bearer {token}"))
+        .send(body.to_string())
+        .expect("POST a buy-traffic request");
+    assert_eq!(created.status(), 200);
+    let started = Instant::now();
+    loop {
+        let mut status = agent()
+            .post(format!("{}/v0/wallet/buy-traffic-requests/t-1/status", server.base))
+            .header("authorization", &format!("Bearer {token}"))
+            .send("")
+            .expect("POST status");
+        let status: serde_json::Value =
+            serde_json::from_slice(&status.body_mut().read_to_vec().expect("a body")).expect("JSON");
+        if status["status"] == "failed" {
+            assert_eq!(status, serde_json::json!({"status": "failed", "failure_reason": "expired"}));
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the timer did not expire the request: {status}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
