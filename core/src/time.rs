@@ -179,17 +179,7 @@ impl Date {
 
     /// Year, month (1 to 12) and day of month (1 to 31).
     pub fn civil(self) -> (i64, i64, i64) {
-        // Howard Hinnant's civil_from_days.
-        let z = i64::from(self.0) + DAYS_TO_UNIX_EPOCH;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        (year, month, day)
+        civil_from_days(i64::from(self.0))
     }
 }
 
@@ -199,6 +189,21 @@ impl fmt::Display for Date {
         let (year, month, day) = self.civil();
         write!(f, "{year:04}-{month:02}-{day:02}")
     }
+}
+
+/// Year, month (1 to 12) and day of month (1 to 31) of a day number since 1970-01-01
+/// (Howard Hinnant's civil_from_days), in the proleptic Gregorian calendar.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + DAYS_TO_UNIX_EPOCH;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// Howard Hinnant's days_from_civil.

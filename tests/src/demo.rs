@@ -296,7 +296,7 @@ fn push_plain_str(out: &mut String, s: &str) {
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ` (years 1 to 9999).
 fn push_timestamp(out: &mut String, micros: i64) {
     let seconds = micros.div_euclid(SECOND);
-    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+    let (year, month, day) = ledger_node_core::time::civil_from_days(seconds.div_euclid(86_400));
     let second_of_day = seconds.rem_euclid(86_400);
     let fields = [
         (year, 4, '-'),
@@ -311,20 +311,6 @@ fn push_timestamp(out: &mut String, micros: i64) {
         push_digits(out, value.unsigned_abs(), width);
         out.push(separator);
     }
-}
-
-/// Year, month and day of a day number since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// A `Numeric 10` amount: sign, integer part, ten fractional digits.

@@ -26,9 +26,10 @@ pub enum Outcome {
     Unchanged,
 }
 
-/// The store keys [`apply_update`] reads for `update`, to prefetch in one round trip.
-pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> + '_ {
-    let contracts: alloc::vec::Vec<&str> = match update {
+/// Every contract `update` creates, assigns or archives (a consuming exercise), with
+/// its qualified template name: the contracts whose records ingest reads and writes.
+pub fn touched_contracts(update: &Update) -> alloc::vec::Vec<(&str, &str)> {
+    match update {
         Update::Transaction(tx) => tx
             .events_by_id
             .values()
@@ -36,15 +37,22 @@ pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> +
                 Event::Created(_) => true,
                 Event::Exercised(x) => x.consuming,
             })
-            .map(Event::contract_id)
+            .map(|e| (e.contract_id(), e.template_id().qualified_name()))
             .collect(),
         Update::Reassignment(r) => match &r.event {
-            ReassignmentEvent::Assignment(a) => alloc::vec![a.created_event.contract_id.as_str()],
-            ReassignmentEvent::Unassignment(_) => alloc::vec![],
+            ReassignmentEvent::Assignment(a) => {
+                alloc::vec![(a.created_event.contract_id.as_str(), a.created_event.template_id.qualified_name())]
+            }
+            ReassignmentEvent::Unassignment(_) => alloc::vec::Vec::new(),
         },
-    };
+    }
+}
+
+/// The store keys [`apply_update`] reads for `update`, to prefetch in one round trip.
+pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> + '_ {
+    let contracts = touched_contracts(update);
     core::iter::once(updates::update_key(update.id()))
-        .chain(contracts.into_iter().map(contracts::contract_key))
+        .chain(contracts.into_iter().map(|(id, _)| contracts::contract_key(id)))
         .chain(crate::wallet::outcome::keys_read(update))
 }
 

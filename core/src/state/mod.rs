@@ -31,7 +31,7 @@ use crate::error::Error;
 use crate::ledger::stage::Stage;
 use crate::names::TemplateNames;
 use crate::store::Store;
-use crate::update::{Event, ReassignmentEvent, Update};
+use crate::update::Update;
 
 /// The store keys [`apply_update`] reads for `update` (besides the contract records,
 /// which [`crate::ledger::keys_read`] prefetches), to prefetch in one round trip.
@@ -49,7 +49,7 @@ pub async fn apply_update<S: Store>(
 ) -> Result<(), Error> {
     migrations::apply_update(stage, update).await?;
     rounds::note_round_creations(stage, update, names).await?;
-    for (contract_id, qualified_name) in touched_contracts(update) {
+    for (contract_id, qualified_name) in crate::ledger::touched_contracts(update) {
         if qualified_name == names.closed_round {
             rounds::sync_closed_round(stage, contract_id).await?;
         } else if qualified_name == names.price_vote {
@@ -57,27 +57,6 @@ pub async fn apply_update<S: Store>(
         }
     }
     Ok(())
-}
-
-/// Every contract `update` creates, assigns or archives, with its qualified template name.
-fn touched_contracts(update: &Update) -> Vec<(&str, &str)> {
-    match update {
-        Update::Transaction(tx) => tx
-            .events_by_id
-            .values()
-            .filter(|e| match e {
-                Event::Created(_) => true,
-                Event::Exercised(x) => x.consuming,
-            })
-            .map(|e| (e.contract_id(), e.template_id().qualified_name()))
-            .collect(),
-        Update::Reassignment(r) => match &r.event {
-            ReassignmentEvent::Assignment(a) => {
-                alloc::vec![(a.created_event.contract_id.as_str(), a.created_event.template_id.qualified_name())]
-            }
-            ReassignmentEvent::Unassignment(_) => Vec::new(),
-        },
-    }
 }
 
 /// The record of `contract_id` as the batch sees it.
