@@ -1,6 +1,6 @@
 //! `ledger-node serve`, the binary, as an operator runs it.
 
-use std::io::Read as _;
+use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,18 +16,16 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
-}
-
 fn serve(db: &std::path::Path, env: &[(&str, &str)]) -> Server {
     serve_with(db, env, &[])
 }
 
+/// Starts `ledger-node serve` on a port the kernel picks (`--listen 127.0.0.1:0`) and
+/// learns the address from the line it prints once it listens, so that tests running
+/// side by side can never race for a port.
 fn serve_with(db: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Server {
-    let port = free_port();
     let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
-    command.args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--db"]).arg(db).args(args);
+    command.args(["serve", "--listen", "127.0.0.1:0", "--db"]).arg(db).args(args);
     for name in ledger_node_core::config::NAMES {
         command.env_remove(name);
     }
@@ -38,17 +36,31 @@ fn serve_with(db: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Serv
         .stderr(Stdio::piped())
         .spawn()
         .expect("starting ledger-node");
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(status)) = child.try_wait() {
-            let mut stderr = String::new();
-            let _ = child.stderr.take().map(|mut s| s.read_to_string(&mut stderr));
-            panic!("ledger-node serve exited with {status}: {stderr}");
+    let stderr = child.stderr.take().expect("a piped stderr");
+    let (address, listening) = std::sync::mpsc::channel();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let log_writer = std::sync::Arc::clone(&log);
+    // Reads stderr to its end, so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(base) = line.strip_prefix("ledger-node: serving on ") {
+                let _ = address.send(base.to_owned());
+            }
+            if let Ok(mut log) = log_writer.lock() {
+                log.push_str(&line);
+                log.push('\n');
+            }
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "ledger-node serve did not listen within a minute");
-        std::thread::sleep(Duration::from_millis(20));
+    });
+    match listening.recv_timeout(Duration::from_secs(60)) {
+        Ok(base) => Server { child, base },
+        Err(_) => {
+            let status = child.try_wait().ok().flatten();
+            let _ = child.kill();
+            let log = log.lock().map(|l| l.clone()).unwrap_or_default();
+            panic!("ledger-node serve did not start listening (exit status {status:?}): {log}");
+        }
     }
-    Server { child, base: format!("http://127.0.0.1:{port}") }
 }
 
 fn agent() -> ureq::Agent {
