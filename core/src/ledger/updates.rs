@@ -36,9 +36,9 @@ pub struct StoredUpdate {
 impl StoredUpdate {
     /// Renders `update` for storage.
     pub fn new(update: &Update) -> Self {
-        // Rendering JSON values into bytes cannot fail.
-        let compact = serde_json::to_vec(&update.render(Encoding::CompactJson)).unwrap_or_default();
-        let protobuf = serde_json::to_vec(&update.render(Encoding::ProtobufJson)).unwrap_or_default();
+        // Writing strings, numbers and maps into bytes cannot fail.
+        let compact = serde_json::to_vec(&update.encoded(Encoding::CompactJson)).unwrap_or_default();
+        let protobuf = serde_json::to_vec(&update.encoded(Encoding::ProtobufJson)).unwrap_or_default();
         let hash = content_hash(update, &protobuf);
         let mut bytes = Vec::with_capacity(HEADER + compact.len() + protobuf.len());
         bytes.push(if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT });

@@ -1,135 +1,169 @@
 //! Rendering updates: the `GET /v2/updates/{id}` body and the canonical ingest form.
+//!
+//! Like values ([`crate::value::Encoded`]), an update renders through [`Serialize`]:
+//! straight to bytes at ingest, or into a JSON tree for callers that want one.
 
-use alloc::string::{String, ToString};
-
-use serde_json::{Map, Value as Json, json};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value as Json;
 
 use super::{CreatedEvent, Encoding, Event, ExercisedEvent, Reassignment, ReassignmentEvent, Transaction, Update};
+use crate::value::render::{Text, to_json};
 
 /// How to write an update: the value encoding, and whether blobs are written.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct Form {
     encoding: Encoding,
     blobs: bool,
 }
 
+/// An update written in one form: serializing it writes that form.
+#[derive(Debug, Clone, Copy)]
+pub struct Rendered<'a> {
+    update: &'a Update,
+    form: Form,
+}
+
 impl Update {
-    /// The `GET /v2/updates/{id}` body with values in `encoding`: optional fields
-    /// omitted, `events_by_id` sorted by key, timestamps as
+    /// The `GET /v2/updates/{id}` body with values in `encoding`, to serialize:
+    /// optional fields omitted, `events_by_id` sorted by key, timestamps as
     /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`, and no `created_event_blob`.
+    pub fn encoded(&self, encoding: Encoding) -> Rendered<'_> {
+        Rendered { update: self, form: Form { encoding, blobs: false } }
+    }
+
+    /// The `GET /v2/updates/{id}` body with values in `encoding`, as a JSON tree.
     pub fn render(&self, encoding: Encoding) -> Json {
-        update(self, Form { encoding, blobs: false })
+        to_json(&self.encoded(encoding))
     }
 
     /// The canonical ingest form: `protobuf_json` values and blobs. Parsing it gives
     /// this update back, and two updates are equal exactly when their ingest forms are.
     pub fn to_ingest_json(&self) -> Json {
-        update(self, Form { encoding: Encoding::ProtobufJson, blobs: true })
+        to_json(&Rendered { update: self, form: Form { encoding: Encoding::ProtobufJson, blobs: true } })
     }
 }
 
-fn update(update: &Update, form: Form) -> Json {
-    match update {
-        Update::Transaction(t) => transaction(t, form),
-        Update::Reassignment(r) => reassignment(r, form),
+impl Serialize for Rendered<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.update {
+            Update::Transaction(t) => transaction(s, t, self.form),
+            Update::Reassignment(r) => reassignment(s, r, self.form),
+        }
     }
 }
 
-fn transaction(t: &Transaction, form: Form) -> Json {
-    let events: Map<String, Json> = t.events_by_id.iter().map(|(id, e)| (id.clone(), event(e, form))).collect();
-    let mut json = json!({
-        "update_id": t.update_id,
-        "migration_id": t.migration_id,
-        "workflow_id": t.workflow_id,
-        "record_time": t.record_time.to_string(),
-        "synchronizer_id": t.synchronizer_id,
-        "effective_at": t.effective_at.to_string(),
-        "root_event_ids": t.root_event_ids,
-        "events_by_id": events,
-    });
-    insert_some(&mut json, "external_transaction_hash", t.external_transaction_hash.as_deref());
-    json
+fn transaction<S: Serializer>(s: S, t: &Transaction, form: Form) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(None)?;
+    map.serialize_entry("update_id", &t.update_id)?;
+    map.serialize_entry("migration_id", &t.migration_id)?;
+    map.serialize_entry("workflow_id", &t.workflow_id)?;
+    map.serialize_entry("record_time", &Text(t.record_time))?;
+    map.serialize_entry("synchronizer_id", &t.synchronizer_id)?;
+    map.serialize_entry("effective_at", &Text(t.effective_at))?;
+    map.serialize_entry("root_event_ids", &t.root_event_ids)?;
+    map.serialize_entry("events_by_id", &Events(t, form))?;
+    if let Some(hash) = &t.external_transaction_hash {
+        map.serialize_entry("external_transaction_hash", hash)?;
+    }
+    map.end()
 }
 
-fn event(event: &Event, form: Form) -> Json {
-    match event {
-        Event::Created(e) => created_event(e, form),
-        Event::Exercised(e) => exercised_event(e, form),
+/// A transaction's `events_by_id`, in key order.
+struct Events<'a>(&'a Transaction, Form);
+
+impl Serialize for Events<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.events_by_id.iter().map(|(id, event)| (id, EventForm(event, self.1))))
     }
 }
 
-fn created_event(e: &CreatedEvent, form: Form) -> Json {
-    let mut json = json!({
-        "event_type": "created_event",
-        "event_id": e.event_id,
-        "contract_id": e.contract_id,
-        "template_id": e.template_id.as_str(),
-        "package_name": e.package_name,
-        "create_arguments": e.create_arguments.render(form.encoding),
-        "created_at": e.created_at.to_string(),
-        "signatories": e.signatories,
-        "observers": e.observers,
-    });
-    if form.blobs {
-        let blob = e.created_event_blob.as_ref().map(|b| b.as_str());
-        insert_some(&mut json, "created_event_blob", blob);
+struct EventForm<'a>(&'a Event, Form);
+
+impl Serialize for EventForm<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Event::Created(e) => CreatedForm(e, self.1).serialize(s),
+            Event::Exercised(e) => exercised_event(s, e, self.1),
+        }
     }
-    json
 }
 
-fn exercised_event(e: &ExercisedEvent, form: Form) -> Json {
-    let mut json = json!({
-        "event_type": "exercised_event",
-        "event_id": e.event_id,
-        "contract_id": e.contract_id,
-        "template_id": e.template_id.as_str(),
-        "package_name": e.package_name,
-        "choice": e.choice,
-        "choice_argument": e.choice_argument.render(form.encoding),
-        "child_event_ids": e.child_event_ids,
-        "exercise_result": e.exercise_result.render(form.encoding),
-        "consuming": e.consuming,
-        "acting_parties": e.acting_parties,
-    });
-    let interface = e.interface_id.as_ref().map(|i| i.as_str());
-    insert_some(&mut json, "interface_id", interface);
-    json
+struct CreatedForm<'a>(&'a CreatedEvent, Form);
+
+impl Serialize for CreatedForm<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let CreatedForm(e, form) = *self;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("event_type", "created_event")?;
+        map.serialize_entry("event_id", &e.event_id)?;
+        map.serialize_entry("contract_id", &e.contract_id)?;
+        map.serialize_entry("template_id", e.template_id.as_str())?;
+        map.serialize_entry("package_name", &e.package_name)?;
+        map.serialize_entry("create_arguments", &e.create_arguments.encoded(form.encoding))?;
+        map.serialize_entry("created_at", &Text(e.created_at))?;
+        map.serialize_entry("signatories", &e.signatories)?;
+        map.serialize_entry("observers", &e.observers)?;
+        if let (true, Some(blob)) = (form.blobs, &e.created_event_blob) {
+            map.serialize_entry("created_event_blob", blob.as_str())?;
+        }
+        map.end()
+    }
 }
 
-fn reassignment(r: &Reassignment, form: Form) -> Json {
-    let event = match &r.event {
-        ReassignmentEvent::Assignment(a) => json!({
-            "submitter": a.submitter,
-            "source_synchronizer": a.source_synchronizer,
-            "target_synchronizer": a.target_synchronizer,
-            "migration_id": a.migration_id,
-            "unassign_id": a.unassign_id,
-            "created_event": created_event(&a.created_event, form),
-            "reassignment_counter": a.reassignment_counter,
-        }),
-        ReassignmentEvent::Unassignment(u) => json!({
-            "submitter": u.submitter,
-            "source_synchronizer": u.source_synchronizer,
-            "migration_id": u.migration_id,
-            "target_synchronizer": u.target_synchronizer,
-            "unassign_id": u.unassign_id,
-            "reassignment_counter": u.reassignment_counter,
-            "contract_id": u.contract_id,
-        }),
-    };
-    json!({
-        "update_id": r.update_id,
-        "offset": r.offset,
-        "record_time": r.record_time.to_string(),
-        "event": event,
-    })
+fn exercised_event<S: Serializer>(s: S, e: &ExercisedEvent, form: Form) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(None)?;
+    map.serialize_entry("event_type", "exercised_event")?;
+    map.serialize_entry("event_id", &e.event_id)?;
+    map.serialize_entry("contract_id", &e.contract_id)?;
+    map.serialize_entry("template_id", e.template_id.as_str())?;
+    map.serialize_entry("package_name", &e.package_name)?;
+    map.serialize_entry("choice", &e.choice)?;
+    map.serialize_entry("choice_argument", &e.choice_argument.encoded(form.encoding))?;
+    map.serialize_entry("child_event_ids", &e.child_event_ids)?;
+    map.serialize_entry("exercise_result", &e.exercise_result.encoded(form.encoding))?;
+    map.serialize_entry("consuming", &e.consuming)?;
+    map.serialize_entry("acting_parties", &e.acting_parties)?;
+    if let Some(interface) = &e.interface_id {
+        map.serialize_entry("interface_id", interface.as_str())?;
+    }
+    map.end()
 }
 
-/// Adds `key: value` to the object `json` when there is a value: absent optional fields
-/// are omitted, never `null`.
-fn insert_some(json: &mut Json, key: &str, value: Option<&str>) {
-    if let (Some(object), Some(value)) = (json.as_object_mut(), value) {
-        object.insert(key.into(), Json::String(value.into()));
+fn reassignment<S: Serializer>(s: S, r: &Reassignment, form: Form) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(4))?;
+    map.serialize_entry("update_id", &r.update_id)?;
+    map.serialize_entry("offset", &r.offset)?;
+    map.serialize_entry("record_time", &Text(r.record_time))?;
+    map.serialize_entry("event", &ReassignmentForm(&r.event, form))?;
+    map.end()
+}
+
+struct ReassignmentForm<'a>(&'a ReassignmentEvent, Form);
+
+impl Serialize for ReassignmentForm<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(7))?;
+        match self.0 {
+            ReassignmentEvent::Assignment(a) => {
+                map.serialize_entry("submitter", &a.submitter)?;
+                map.serialize_entry("source_synchronizer", &a.source_synchronizer)?;
+                map.serialize_entry("target_synchronizer", &a.target_synchronizer)?;
+                map.serialize_entry("migration_id", &a.migration_id)?;
+                map.serialize_entry("unassign_id", &a.unassign_id)?;
+                map.serialize_entry("created_event", &CreatedForm(&a.created_event, self.1))?;
+                map.serialize_entry("reassignment_counter", &a.reassignment_counter)?;
+            }
+            ReassignmentEvent::Unassignment(u) => {
+                map.serialize_entry("submitter", &u.submitter)?;
+                map.serialize_entry("source_synchronizer", &u.source_synchronizer)?;
+                map.serialize_entry("migration_id", &u.migration_id)?;
+                map.serialize_entry("target_synchronizer", &u.target_synchronizer)?;
+                map.serialize_entry("unassign_id", &u.unassign_id)?;
+                map.serialize_entry("reassignment_counter", &u.reassignment_counter)?;
+                map.serialize_entry("contract_id", &u.contract_id)?;
+            }
+        }
+        map.end()
     }
 }
 
@@ -137,7 +171,9 @@ fn insert_some(json: &mut Json, key: &str, value: Option<&str>) {
 mod tests {
     use super::super::fixtures::{self, edit};
     use super::*;
+    use alloc::string::String;
     use alloc::vec::Vec;
+    use serde_json::json;
 
     fn text(json: &Json) -> String {
         serde_json::to_string(json).unwrap()
@@ -356,6 +392,11 @@ mod tests {
             let bytes = serde_json::to_vec(&ingest).unwrap();
             let reread: Json = serde_json::from_slice(&bytes).unwrap();
             proptest::prop_assert_eq!(Update::parse(&reread), Ok(update.clone()));
+            // Bytes written directly are the tree written out.
+            for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
+                let direct = serde_json::to_vec(&update.encoded(encoding)).unwrap();
+                proptest::prop_assert_eq!(direct, serde_json::to_vec(&update.render(encoding)).unwrap());
+            }
             // Rendering in either encoding never fails and never writes null fields.
             let rendered = text(&update.render(Encoding::CompactJson));
             proptest::prop_assert!(!rendered.contains("created_event_blob"));

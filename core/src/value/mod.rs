@@ -38,7 +38,7 @@ mod numeric;
 mod parse;
 pub mod path;
 pub mod read;
-mod render;
+pub(crate) mod render;
 
 #[cfg(test)]
 pub(crate) mod arbitrary;
@@ -49,6 +49,7 @@ use alloc::vec::Vec;
 
 pub use numeric::{Numeric, NumericError};
 pub use path::{JsonPath, PathError, Segment};
+pub use render::Encoded;
 
 use crate::time::{Date, Timestamp};
 

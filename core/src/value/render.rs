@@ -1,115 +1,281 @@
 //! Rendering values in either encoding (the table in the module docs of [`super`]).
+//!
+//! Rendering is a [`Serialize`] implementation ([`Encoded`]), so a value goes straight
+//! to bytes (`serde_json::to_vec`) or into a larger document being serialized, without
+//! an intermediate `serde_json::Value` tree; [`Value::render`] builds such a tree for
+//! callers that want one.
 
-use alloc::string::{String, ToString};
-use alloc::vec::Vec;
+use core::fmt::Display;
 
-use serde_json::{Map, Value as Json, json};
+use alloc::string::String;
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::Value as Json;
 
 use super::{Encoding, Record, Value};
 
+/// A value, or a record, written in one encoding: serializing it writes the encoding.
+#[derive(Debug, Clone, Copy)]
+pub struct Encoded<'a, T> {
+    value: &'a T,
+    encoding: Encoding,
+}
+
 impl Value {
-    /// The value in `encoding`. Compact records keep their field order (the map is
-    /// insertion-ordered); a record with a repeated label, which parsing refuses, keeps
-    /// the last value under the first position.
+    /// The value in `encoding`, to serialize.
+    pub fn encoded(&self, encoding: Encoding) -> Encoded<'_, Value> {
+        Encoded { value: self, encoding }
+    }
+
+    /// The value in `encoding`, as a JSON tree. Compact records keep their field order
+    /// (the map is insertion-ordered).
     pub fn render(&self, encoding: Encoding) -> Json {
-        match encoding {
-            Encoding::CompactJson => compact(self),
-            Encoding::ProtobufJson => protobuf(self),
-        }
+        to_json(&self.encoded(encoding))
     }
 }
 
 impl Record {
-    /// The record, as a value, in `encoding`.
+    /// The record, as a value, in `encoding`, to serialize.
+    pub fn encoded(&self, encoding: Encoding) -> Encoded<'_, Record> {
+        Encoded { value: self, encoding }
+    }
+
+    /// The record, as a value, in `encoding`, as a JSON tree.
     pub fn render(&self, encoding: Encoding) -> Json {
-        match encoding {
-            Encoding::CompactJson => compact_record(self),
-            Encoding::ProtobufJson => json!({ "record": protobuf_record(self) }),
+        to_json(&self.encoded(encoding))
+    }
+}
+
+/// Serializes `value` into a JSON tree; writing strings, numbers and maps into a tree
+/// cannot fail.
+pub(crate) fn to_json(value: &impl Serialize) -> Json {
+    serde_json::to_value(value).unwrap_or(Json::Null)
+}
+
+impl Serialize for Encoded<'_, Value> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.encoding {
+            Encoding::CompactJson => Compact(self.value).serialize(serializer),
+            Encoding::ProtobufJson => Protobuf(self.value).serialize(serializer),
         }
     }
 }
 
-fn protobuf(value: &Value) -> Json {
-    match value {
-        Value::Record(record) => json!({ "record": protobuf_record(record) }),
-        Value::Variant { constructor, value } => {
-            json!({ "variant": { "constructor": constructor, "value": protobuf(value) } })
+impl Serialize for Encoded<'_, Record> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.encoding {
+            Encoding::CompactJson => CompactRecord(self.value).serialize(serializer),
+            Encoding::ProtobufJson => one(serializer, "record", &ProtobufRecord(self.value)),
         }
-        Value::Enum(constructor) => json!({ "enum": { "constructor": constructor } }),
-        Value::List(elements) => {
-            json!({ "list": { "elements": elements.iter().map(protobuf).collect::<Vec<_>>() } })
-        }
-        Value::Optional(None) => json!({ "optional": {} }),
-        Value::Optional(Some(inner)) => json!({ "optional": { "value": protobuf(inner) } }),
-        Value::TextMap(entries) => {
-            let entries: Vec<Json> = entries.iter().map(|(k, v)| json!({ "key": k, "value": protobuf(v) })).collect();
-            json!({ "textMap": { "entries": entries } })
-        }
-        Value::GenMap(entries) => {
-            let entries: Vec<Json> =
-                entries.iter().map(|(k, v)| json!({ "key": protobuf(k), "value": protobuf(v) })).collect();
-            json!({ "genMap": { "entries": entries } })
-        }
-        Value::Int64(n) => json!({ "int64": n.to_string() }),
-        Value::Numeric(n) => json!({ "numeric": n.as_str() }),
-        Value::Text(s) => json!({ "text": s }),
-        Value::Timestamp(t) => json!({ "timestamp": t.micros().to_string() }),
-        Value::Date(d) => json!({ "date": d.days() }),
-        Value::Party(p) => json!({ "party": p }),
-        Value::ContractId(c) => json!({ "contractId": c }),
-        Value::Bool(b) => json!({ "bool": b }),
-        Value::Unit => json!({ "unit": {} }),
     }
 }
 
-fn protobuf_record(record: &Record) -> Json {
-    let fields: Vec<Json> =
-        record.fields.iter().map(|f| json!({ "label": f.label, "value": protobuf(&f.value) })).collect();
-    json!({ "fields": fields })
+/// Writes a one-entry object `{key: value}`.
+fn one<S: Serializer>(serializer: S, key: &str, value: &impl Serialize) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(1))?;
+    map.serialize_entry(key, value)?;
+    map.end()
 }
 
-fn compact(value: &Value) -> Json {
-    match value {
-        Value::Record(record) => compact_record(record),
-        Value::Variant { constructor, value } => {
-            json!({ "tag": constructor, "value": compact(value) })
+/// Writes `{key: {inner_key: value}}`.
+fn two<S: Serializer>(
+    serializer: S,
+    key: &str,
+    inner_key: &'static str,
+    value: impl Serialize,
+) -> Result<S::Ok, S::Error> {
+    one(serializer, key, &One(inner_key, value))
+}
+
+/// A one-entry object.
+struct One<V>(&'static str, V);
+
+impl<V: Serialize> Serialize for One<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        one(serializer, self.0, &self.1)
+    }
+}
+
+/// The empty object `{}`.
+struct Empty;
+
+impl Serialize for Empty {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_map(Some(0))?.end()
+    }
+}
+
+/// Something written as the JSON string of its `Display` form.
+pub(crate) struct Text<T>(pub(crate) T);
+
+impl<T: Display> Serialize for Text<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
+}
+
+/// A sequence written element by element.
+struct Elements<'a, T, F>(&'a [T], F);
+
+impl<'a, T, F, E> Serialize for Elements<'a, T, F>
+where
+    F: Fn(&'a T) -> E,
+    E: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for element in self.0 {
+            seq.serialize_element(&(self.1)(element))?;
         }
-        Value::Enum(constructor) => Json::String(constructor.clone()),
-        Value::List(elements) => Json::Array(elements.iter().map(compact).collect()),
-        Value::Optional(None) => Json::Null,
-        Value::Optional(Some(inner)) => match &**inner {
-            Value::Optional(nested) => compact_nested_optional(nested.as_deref()),
-            other => compact(other),
-        },
-        Value::TextMap(entries) => {
-            Json::Object(entries.iter().map(|(k, v)| (k.clone(), compact(v))).collect::<Map<String, Json>>())
+        seq.end()
+    }
+}
+
+struct Protobuf<'a>(&'a Value);
+
+impl Serialize for Protobuf<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Record(record) => one(s, "record", &ProtobufRecord(record)),
+            Value::Variant { constructor, value } => one(s, "variant", &ProtobufVariant(constructor, value)),
+            Value::Enum(constructor) => two(s, "enum", "constructor", constructor),
+            Value::List(elements) => two(s, "list", "elements", Elements(elements, Protobuf)),
+            Value::Optional(None) => one(s, "optional", &Empty),
+            Value::Optional(Some(inner)) => two(s, "optional", "value", Protobuf(inner)),
+            Value::TextMap(entries) => two(s, "textMap", "entries", Elements(entries, protobuf_text_entry)),
+            Value::GenMap(entries) => two(s, "genMap", "entries", Elements(entries, protobuf_gen_entry)),
+            Value::Int64(n) => one(s, "int64", &Text(n)),
+            Value::Numeric(n) => one(s, "numeric", &n.as_str()),
+            Value::Text(text) => one(s, "text", text),
+            Value::Timestamp(t) => one(s, "timestamp", &Text(t.micros())),
+            Value::Date(d) => one(s, "date", &d.days()),
+            Value::Party(p) => one(s, "party", p),
+            Value::ContractId(c) => one(s, "contractId", c),
+            Value::Bool(b) => one(s, "bool", b),
+            Value::Unit => one(s, "unit", &Empty),
         }
-        Value::GenMap(entries) => {
-            Json::Array(entries.iter().map(|(k, v)| Json::Array(alloc::vec![compact(k), compact(v)])).collect())
+    }
+}
+
+/// The body of a protobuf record: `{"fields":[{"label":..,"value":..},..]}`.
+struct ProtobufRecord<'a>(&'a Record);
+
+impl Serialize for ProtobufRecord<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        one(s, "fields", &Elements(&self.0.fields, protobuf_field))
+    }
+}
+
+fn protobuf_field(field: &super::Field) -> ProtobufField<'_> {
+    ProtobufField(&field.label, Protobuf(&field.value))
+}
+
+fn protobuf_text_entry((key, value): &(String, Value)) -> ProtobufEntry<&String, Protobuf<'_>> {
+    ProtobufEntry(key, Protobuf(value))
+}
+
+fn protobuf_gen_entry((key, value): &(Value, Value)) -> ProtobufEntry<Protobuf<'_>, Protobuf<'_>> {
+    ProtobufEntry(Protobuf(key), Protobuf(value))
+}
+
+fn compact_gen_entry((key, value): &(Value, Value)) -> (Compact<'_>, Compact<'_>) {
+    (Compact(key), Compact(value))
+}
+
+struct ProtobufField<'a>(&'a str, Protobuf<'a>);
+
+impl Serialize for ProtobufField<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("label", self.0)?;
+        map.serialize_entry("value", &self.1)?;
+        map.end()
+    }
+}
+
+struct ProtobufVariant<'a>(&'a str, &'a Value);
+
+impl Serialize for ProtobufVariant<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("constructor", self.0)?;
+        map.serialize_entry("value", &Protobuf(self.1))?;
+        map.end()
+    }
+}
+
+struct ProtobufEntry<K, V>(K, V);
+
+impl<K: Serialize, V: Serialize> Serialize for ProtobufEntry<K, V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("key", &self.0)?;
+        map.serialize_entry("value", &self.1)?;
+        map.end()
+    }
+}
+
+struct Compact<'a>(&'a Value);
+
+impl Serialize for Compact<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Record(record) => CompactRecord(record).serialize(s),
+            Value::Variant { constructor, value } => {
+                let mut map = s.serialize_map(Some(2))?;
+                map.serialize_entry("tag", constructor)?;
+                map.serialize_entry("value", &Compact(value))?;
+                map.end()
+            }
+            Value::Enum(constructor) => s.serialize_str(constructor),
+            Value::List(elements) => Elements(elements, Compact).serialize(s),
+            Value::Optional(None) => s.serialize_unit(),
+            Value::Optional(Some(inner)) => match &**inner {
+                Value::Optional(nested) => NestedOptional(nested.as_deref()).serialize(s),
+                other => Compact(other).serialize(s),
+            },
+            Value::TextMap(entries) => s.collect_map(entries.iter().map(|(k, v)| (k, Compact(v)))),
+            Value::GenMap(entries) => Elements(entries, compact_gen_entry).serialize(s),
+            Value::Int64(n) => s.collect_str(n),
+            Value::Numeric(n) => s.serialize_str(n.as_str()),
+            Value::Text(text) | Value::Party(text) | Value::ContractId(text) => s.serialize_str(text),
+            Value::Timestamp(t) => s.collect_str(t),
+            Value::Date(d) => s.collect_str(d),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Unit => Empty.serialize(s),
         }
-        Value::Int64(n) => Json::String(n.to_string()),
-        Value::Numeric(n) => Json::String(n.as_str().into()),
-        Value::Text(s) | Value::Party(s) | Value::ContractId(s) => Json::String(s.clone()),
-        Value::Timestamp(t) => Json::String(t.to_string()),
-        Value::Date(d) => Json::String(d.to_string()),
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Unit => Json::Object(Map::new()),
     }
 }
 
 /// The content of an optional whose type is itself optional (Daml-LF JSON encoding):
 /// `None` is `[]` and `Some(v)` is `[v']`, where `v'` is again nested if `v` is an
 /// optional, so that `Some(None)` and `None` stay apart.
-fn compact_nested_optional(content: Option<&Value>) -> Json {
-    match content {
-        None => Json::Array(Vec::new()),
-        Some(Value::Optional(nested)) => Json::Array(alloc::vec![compact_nested_optional(nested.as_deref())]),
-        Some(other) => Json::Array(alloc::vec![compact(other)]),
+struct NestedOptional<'a>(Option<&'a Value>);
+
+impl Serialize for NestedOptional<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => s.serialize_seq(Some(0))?.end(),
+            Some(Value::Optional(nested)) => {
+                let mut seq = s.serialize_seq(Some(1))?;
+                seq.serialize_element(&NestedOptional(nested.as_deref()))?;
+                seq.end()
+            }
+            Some(other) => {
+                let mut seq = s.serialize_seq(Some(1))?;
+                seq.serialize_element(&Compact(other))?;
+                seq.end()
+            }
+        }
     }
 }
 
-fn compact_record(record: &Record) -> Json {
-    Json::Object(record.fields.iter().map(|f| (f.label.clone(), compact(&f.value))).collect::<Map<String, Json>>())
+/// A compact record: an object of its fields, in order.
+struct CompactRecord<'a>(&'a Record);
+
+impl Serialize for CompactRecord<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.fields.iter().map(|f| (&f.label, Compact(&f.value))))
+    }
 }
 
 #[cfg(test)]
@@ -119,6 +285,7 @@ mod tests {
     use crate::value::{Field, JsonPath, Numeric};
     use alloc::boxed::Box;
     use alloc::vec;
+    use alloc::vec::Vec;
 
     fn some(v: Value) -> Value {
         Value::Optional(Some(Box::new(v)))
@@ -264,6 +431,14 @@ mod tests {
             let bytes = serde_json::to_vec(&json).unwrap();
             let json: Json = serde_json::from_slice(&bytes).unwrap();
             proptest::prop_assert_eq!(Value::parse(&json, &mut JsonPath::new()), Ok(value));
+        }
+
+        #[test]
+        fn bytes_written_directly_equal_the_tree_written_out(value in crate::value::arbitrary::value()) {
+            for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
+                let direct = serde_json::to_vec(&value.encoded(encoding)).unwrap();
+                proptest::prop_assert_eq!(direct, serde_json::to_vec(&value.render(encoding)).unwrap());
+            }
         }
 
         #[test]

@@ -55,6 +55,16 @@ enum Command {
         #[arg(long, default_value = "")]
         label: String,
     },
+    /// Runs the core's ingest natively (no component) over a file, in the batches that
+    /// `ledger-node ingest` sends, and prints updates/s: the core's own ingest cost, to
+    /// profile with `perf record`.
+    CoreIngest {
+        /// The NDJSON history (as `ledger-node demo` writes it).
+        file: std::path::PathBuf,
+        /// A SQLite file to ingest into; memory when not given.
+        #[arg(long)]
+        db: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -73,7 +83,44 @@ fn main() -> anyhow::Result<()> {
             anyhow::ensure!(!paths.is_empty(), "no paths to request");
             runtime.block_on(load(Load { url, paths, method, body, connections, seconds, label }))
         }
+        Command::CoreIngest { file, db } => core_ingest(&file, db.as_deref()),
     }
+}
+
+#[expect(clippy::print_stdout, reason = "the result line is the tool's output")]
+fn core_ingest(file: &std::path::Path, db: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use ledger_node::backend::Backend;
+    use ledger_node::ingest::{BATCH_BYTES, BATCH_LINES};
+    use ledger_node_core::{config::Config, exec::block_on, ingest::ingest};
+    let store = match db {
+        Some(path) => Backend::sqlite(path).map_err(|e| anyhow::anyhow!("{e:?}"))?,
+        None => Backend::memory(),
+    };
+    let config = Config::default();
+    let text = std::fs::read(file)?;
+    let started = Instant::now();
+    let mut updates = 0u64;
+    let mut rest = text.as_slice();
+    while !rest.is_empty() {
+        // Whole lines, at most BATCH_LINES of them or about BATCH_BYTES.
+        let mut end = 0;
+        for _ in 0..BATCH_LINES {
+            match rest[end..].iter().position(|b| *b == b'\n') {
+                Some(at) => end += at + 1,
+                None => end = rest.len(),
+            }
+            if end >= rest.len() || end >= BATCH_BYTES {
+                break;
+            }
+        }
+        let (batch, tail) = rest.split_at(end);
+        rest = tail;
+        let summary = block_on(ingest(batch, &store, &config)).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        updates += summary.applied.update + summary.unchanged;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!("{{\"updates\":{updates},\"seconds\":{seconds:.3},\"updates_per_s\":{:.0}}}", updates as f64 / seconds);
+    Ok(())
 }
 
 async fn ceiling(listen: SocketAddr) -> anyhow::Result<()> {
