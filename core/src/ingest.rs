@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::admin;
 use crate::config::Config;
 use crate::error::Error;
+use crate::json::Json;
 use crate::keys::{self, Key};
 use crate::ledger::{self, Outcome, stage::Stage};
 use crate::names::TemplateNames;
@@ -49,17 +50,17 @@ pub struct Applied {
 
 /// One non-blank line of a batch: its 1-based number, its kind and its payload.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Line {
+pub struct Line<'a> {
     /// 1-based line number in the batch.
     pub number: usize,
     /// The record's kind, one of the ingest kinds.
     pub kind: &'static str,
-    /// The record's payload (the value under the kind's key).
-    pub payload: serde_json::Value,
+    /// The record's payload (the value under the kind's key), borrowing from the batch.
+    pub payload: Json<'a>,
 }
 
 /// Splits a batch into its records, refusing the first malformed line.
-pub fn parse_lines(body: &[u8]) -> Result<Vec<Line>, Error> {
+pub fn parse_lines(body: &[u8]) -> Result<Vec<Line<'_>>, Error> {
     let mut lines = Vec::new();
     for (index, raw) in body.split(|b| *b == b'\n').enumerate() {
         let number = index + 1;
@@ -67,9 +68,8 @@ pub fn parse_lines(body: &[u8]) -> Result<Vec<Line>, Error> {
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let value: serde_json::Value = serde_json::from_slice(raw)
-            .map_err(|e| Error::BadRequest(format!("line {number}: not valid JSON: {e}")))?;
-        let serde_json::Value::Object(map) = value else {
+        let value = Json::parse(raw).map_err(|e| Error::BadRequest(format!("line {number}: not valid JSON: {e}")))?;
+        let Json::Object(map) = value else {
             return Err(Error::BadRequest(format!(
                 "line {number}: a record must be a JSON object with one key: one of {}",
                 KINDS.join(", ")
@@ -82,7 +82,7 @@ pub fn parse_lines(body: &[u8]) -> Result<Vec<Line>, Error> {
                 map.len()
             )));
         }
-        let Some((key, payload)) = map.into_iter().next() else {
+        let Some((key, payload)) = map.into_entries().into_iter().next() else {
             continue;
         };
         let Some(kind) = KINDS.iter().copied().find(|k| *k == key) else {
@@ -111,7 +111,7 @@ enum Record {
 }
 
 /// Parses every record of the batch, refusing the first invalid one.
-fn parse_records(lines: Vec<Line>) -> Result<Vec<(usize, Record)>, Error> {
+fn parse_records(lines: Vec<Line<'_>>) -> Result<Vec<(usize, Record)>, Error> {
     lines
         .into_iter()
         .map(|line| {

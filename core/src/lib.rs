@@ -46,6 +46,7 @@ pub mod error;
 pub mod exec;
 pub mod http;
 pub mod ingest;
+pub mod json;
 pub mod keys;
 pub mod ledger;
 pub mod names;

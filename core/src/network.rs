@@ -8,8 +8,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::json::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
 
 use crate::keys::{self, Key};
 use crate::ledger::stage::Stage;
@@ -64,7 +64,7 @@ pub struct WalletUser {
 
 impl Topology {
     /// Parses the record's payload.
-    pub fn parse(json: &Json) -> Result<Self, PathError> {
+    pub fn parse(json: &Json<'_>) -> Result<Self, PathError> {
         let mut path = JsonPath::default();
         let object = StrictObject::new(json, &["synchronizer_id", "party_id", "participant_ids"], &path)?;
         let participant_ids = object.strings("participant_ids", &mut path)?;
@@ -85,7 +85,7 @@ impl Topology {
 
 impl Backfill {
     /// Parses the record's payload.
-    pub fn parse(json: &Json) -> Result<Self, PathError> {
+    pub fn parse(json: &Json<'_>) -> Result<Self, PathError> {
         let mut path = JsonPath::default();
         let object = StrictObject::new(json, &["migration_id", "complete", "import_updates_complete"], &path)?;
         let migration_id = object.int64("migration_id", &mut path)?;
@@ -102,7 +102,7 @@ impl Backfill {
 
 impl RollForwardLsu {
     /// Parses the record's payload (`null`: none planned).
-    pub fn parse(json: &Json) -> Result<Option<Self>, PathError> {
+    pub fn parse(json: &Json<'_>) -> Result<Option<Self>, PathError> {
         if json.is_null() {
             return Ok(None);
         }
@@ -122,7 +122,7 @@ impl RollForwardLsu {
 
 impl WalletUser {
     /// Parses the record's payload.
-    pub fn parse(json: &Json) -> Result<Self, PathError> {
+    pub fn parse(json: &Json<'_>) -> Result<Self, PathError> {
         let mut path = JsonPath::default();
         let object = StrictObject::new(json, &["user_id", "party_id"], &path)?;
         Ok(WalletUser {

@@ -186,11 +186,11 @@ mod tests {
         if let Some(blob) = blob {
             created["created_event_blob"] = serde_json::json!(blob);
         }
-        Update::parse(&serde_json::json!({
+        Update::parse(&crate::json::Json::from(&serde_json::json!({
             "update_id": "u", "migration_id": 0, "workflow_id": workflow, "record_time": "2024-01-01T00:00:00Z",
             "synchronizer_id": "s", "effective_at": "2024-01-01T00:00:00Z", "root_event_ids": ["u:0"],
             "events_by_id": {"u:0": created}
-        }))
+        })))
         .expect("a valid transaction")
     }
 

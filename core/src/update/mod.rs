@@ -198,7 +198,7 @@ pub struct Unassignment {
 
 impl Update {
     /// Parses the ingest form of an update; see the module docs.
-    pub fn parse(json: &serde_json::Value) -> Result<Update, PathError> {
+    pub fn parse(json: &crate::json::Json<'_>) -> Result<Update, PathError> {
         parse::update(json, &mut crate::value::JsonPath::new())
     }
 

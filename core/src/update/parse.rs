@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use serde_json::Value as Json;
+use crate::json::Json;
 
 use super::{
     Assignment, Blob, CreatedEvent, Event, ExercisedEvent, Reassignment, ReassignmentEvent, TemplateId, Transaction,
@@ -78,7 +78,7 @@ const UNASSIGNMENT: [&str; 7] = [
 ];
 
 /// A transaction (it has `events_by_id`) or a reassignment (it has `event`).
-pub(super) fn update(json: &Json, path: &mut JsonPath) -> Result<Update, PathError> {
+pub(super) fn update(json: &Json<'_>, path: &mut JsonPath) -> Result<Update, PathError> {
     let map = json.as_object().ok_or_else(|| {
         path.error(format!("an update is an object (a transaction or a reassignment), found {}", read::describe(json)))
     })?;
@@ -92,7 +92,7 @@ pub(super) fn update(json: &Json, path: &mut JsonPath) -> Result<Update, PathErr
     }
 }
 
-fn transaction(json: &Json, path: &mut JsonPath) -> Result<Transaction, PathError> {
+fn transaction(json: &Json<'_>, path: &mut JsonPath) -> Result<Transaction, PathError> {
     let obj = StrictObject::new(json, &TRANSACTION, path)?;
     let update_id = obj.id("update_id", path)?;
     let transaction = Transaction {
@@ -112,14 +112,14 @@ fn transaction(json: &Json, path: &mut JsonPath) -> Result<Transaction, PathErro
 }
 
 /// `events_by_id`: non-empty, keys `<update_id>:<n>`, each event's id equal to its key.
-fn events(json: &Json, update_id: &str, path: &mut JsonPath) -> Result<BTreeMap<String, Event>, PathError> {
+fn events(json: &Json<'_>, update_id: &str, path: &mut JsonPath) -> Result<BTreeMap<String, Event>, PathError> {
     let map = read::object(json, path)?;
     if map.is_empty() {
         return Err(path.error("a transaction has at least one event"));
     }
     let mut events = BTreeMap::new();
-    for (key, json) in map {
-        let event = path.with(Segment::Key(key.clone()), |p| {
+    for (key, json) in map.iter() {
+        let event = path.with(Segment::Key(key.into()), |p| {
             if !is_event_id_of(key, update_id) {
                 return Err(p.error(format!(
                     "event ids are <update_id>:<n> with n a non-negative integer; expected {}",
@@ -135,13 +135,13 @@ fn events(json: &Json, update_id: &str, path: &mut JsonPath) -> Result<BTreeMap<
             }
             Ok(event)
         })?;
-        events.insert(key.clone(), event);
+        events.insert(String::from(key), event);
     }
     Ok(events)
 }
 
 /// A created or exercised event, by its `event_type`.
-fn event(json: &Json, path: &mut JsonPath) -> Result<Event, PathError> {
+fn event(json: &Json<'_>, path: &mut JsonPath) -> Result<Event, PathError> {
     let map = read::object(json, path)?;
     let event_type = match map.get("event_type").filter(|j| !j.is_null()) {
         Some(j) => path.with(Segment::Field("event_type"), |p| read::string(j, p))?,
@@ -157,7 +157,7 @@ fn event(json: &Json, path: &mut JsonPath) -> Result<Event, PathError> {
     }
 }
 
-fn created_event(json: &Json, path: &mut JsonPath) -> Result<CreatedEvent, PathError> {
+fn created_event(json: &Json<'_>, path: &mut JsonPath) -> Result<CreatedEvent, PathError> {
     let obj = StrictObject::new(json, &CREATED_EVENT, path)?;
     expect_event_type(&obj, "created_event", path)?;
     Ok(CreatedEvent {
@@ -173,7 +173,7 @@ fn created_event(json: &Json, path: &mut JsonPath) -> Result<CreatedEvent, PathE
     })
 }
 
-fn exercised_event(json: &Json, path: &mut JsonPath) -> Result<ExercisedEvent, PathError> {
+fn exercised_event(json: &Json<'_>, path: &mut JsonPath) -> Result<ExercisedEvent, PathError> {
     let obj = StrictObject::new(json, &EXERCISED_EVENT, path)?;
     expect_event_type(&obj, "exercised_event", path)?;
     Ok(ExercisedEvent {
@@ -200,11 +200,11 @@ fn expect_event_type(obj: &StrictObject<'_>, expected: &'static str, path: &mut 
     }
 }
 
-fn template_id(json: &Json, path: &mut JsonPath) -> Result<TemplateId, PathError> {
+fn template_id(json: &Json<'_>, path: &mut JsonPath) -> Result<TemplateId, PathError> {
     TemplateId::parse(read::string(json, path)?).map_err(|e| path.error(e.to_string()))
 }
 
-fn blob(json: &Json, path: &mut JsonPath) -> Result<Blob, PathError> {
+fn blob(json: &Json<'_>, path: &mut JsonPath) -> Result<Blob, PathError> {
     Blob::parse(read::string(json, path)?).map_err(|e| path.error(e.to_string()))
 }
 
@@ -269,7 +269,7 @@ fn reference_path(path: &JsonPath, parent: Option<&str>, index: usize) -> JsonPa
     at
 }
 
-fn reassignment(json: &Json, path: &mut JsonPath) -> Result<Reassignment, PathError> {
+fn reassignment(json: &Json<'_>, path: &mut JsonPath) -> Result<Reassignment, PathError> {
     let obj = StrictObject::new(json, &REASSIGNMENT, path)?;
     Ok(Reassignment {
         update_id: obj.id("update_id", path)?.into(),
@@ -280,7 +280,7 @@ fn reassignment(json: &Json, path: &mut JsonPath) -> Result<Reassignment, PathEr
 }
 
 /// An assignment (it has `created_event`) or an unassignment (it has `contract_id`).
-fn reassignment_event(json: &Json, path: &mut JsonPath) -> Result<ReassignmentEvent, PathError> {
+fn reassignment_event(json: &Json<'_>, path: &mut JsonPath) -> Result<ReassignmentEvent, PathError> {
     let map = read::object(json, path)?;
     match (map.contains_key("created_event"), map.contains_key("contract_id")) {
         (true, false) => {
@@ -323,10 +323,11 @@ mod tests {
     use crate::time::Timestamp;
     use alloc::string::ToString;
     use alloc::vec;
+    use serde_json::Value as Json;
     use serde_json::json;
 
     fn error(json: Json) -> String {
-        match Update::parse(&json) {
+        match Update::parse(&crate::json::Json::from(&json)) {
             Err(e) => e.to_string(),
             Ok(u) => panic!("parsed: {u:?}"),
         }
@@ -334,7 +335,7 @@ mod tests {
 
     #[test]
     fn a_transaction_parses_with_its_tree() {
-        let Update::Transaction(t) = Update::parse(&fixtures::transaction()).unwrap() else {
+        let Update::Transaction(t) = Update::parse(&crate::json::Json::from(&fixtures::transaction())).unwrap() else {
             panic!("a transaction");
         };
         assert_eq!(t.update_id, "u1");
@@ -362,10 +363,10 @@ mod tests {
 
     #[test]
     fn helpers_answer_for_every_kind_of_update() {
-        let tx = Update::parse(&fixtures::transaction()).unwrap();
-        let import = Update::parse(&fixtures::import()).unwrap();
-        let assign = Update::parse(&fixtures::assignment()).unwrap();
-        let unassign = Update::parse(&fixtures::unassignment()).unwrap();
+        let tx = Update::parse(&crate::json::Json::from(&fixtures::transaction())).unwrap();
+        let import = Update::parse(&crate::json::Json::from(&fixtures::import())).unwrap();
+        let assign = Update::parse(&crate::json::Json::from(&fixtures::assignment())).unwrap();
+        let unassign = Update::parse(&crate::json::Json::from(&fixtures::unassignment())).unwrap();
         let cases = [
             (&tx, "u1", 3, "global-domain::1220aa", false),
             (&import, "00c3", 4, "global-domain::1220aa", true),
@@ -395,10 +396,12 @@ mod tests {
         let tx = edit(fixtures::transaction(), "/external_transaction_hash", Some(Json::Null));
         let tx = edit(tx, "/events_by_id/u1:2/interface_id", Some(Json::Null));
         let tx = edit(tx, "/events_by_id/u1:1/created_event_blob", Some(Json::Null));
-        let Update::Transaction(t) = Update::parse(&tx).unwrap() else { unreachable!() };
+        let Update::Transaction(t) = Update::parse(&crate::json::Json::from(&tx)).unwrap() else { unreachable!() };
         assert_eq!(t.external_transaction_hash, None);
         let with_hash = edit(fixtures::transaction(), "/external_transaction_hash", Some(json!("ab")));
-        let Update::Transaction(t) = Update::parse(&with_hash).unwrap() else { unreachable!() };
+        let Update::Transaction(t) = Update::parse(&crate::json::Json::from(&with_hash)).unwrap() else {
+            unreachable!()
+        };
         assert_eq!(t.external_transaction_hash.as_deref(), Some("ab"));
     }
 
@@ -733,9 +736,9 @@ mod tests {
 
         #[test]
         fn arbitrary_json_never_panics(json in fixtures::any_json()) {
-            let _ = Update::parse(&json);
-            let _ = Update::parse(&json!({"update_id": "u1", "events_by_id": json.clone()}));
-            let _ = Update::parse(&json!({"event": json}));
+            let _ = Update::parse(&crate::json::Json::from(&json));
+            let _ = Update::parse(&crate::json::Json::from(&json!({"update_id": "u1", "events_by_id": json.clone()})));
+            let _ = Update::parse(&crate::json::Json::from(&json!({"event": json})));
         }
 
         #[test]
@@ -751,7 +754,7 @@ mod tests {
             let pointers = fixtures::pointers(&base);
             let pointer = &pointers[index % pointers.len()];
             let edited = edit(base, pointer, Some(replacement));
-            if let Err(e) = Update::parse(&edited) {
+            if let Err(e) = Update::parse(&crate::json::Json::from(&edited)) {
                 proptest::prop_assert!(!e.problem.is_empty());
             }
         }

@@ -6,7 +6,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde_json::Value as Json;
+use crate::json::Json;
 
 use super::path::{JsonPath, PathError, Segment, quoted};
 use super::read::{self, StrictObject};
@@ -37,7 +37,7 @@ impl Value {
     /// Parses a value in the `protobuf_json` encoding. `path` is where `json` sits in
     /// its document (push the prefix first); errors name the offending element below it.
     /// On return `path` is as it was.
-    pub fn parse(json: &Json, path: &mut JsonPath) -> Result<Value, PathError> {
+    pub fn parse(json: &Json<'_>, path: &mut JsonPath) -> Result<Value, PathError> {
         let map = json.as_object().ok_or_else(|| {
             path.error(format!("expected a value object such as {{\"text\":\"s\"}}, found {}", read::describe(json)))
         })?;
@@ -63,7 +63,7 @@ impl Value {
 impl Record {
     /// Parses a value in the `protobuf_json` encoding that must be a record (such as a
     /// contract's `create_arguments`).
-    pub fn parse(json: &Json, path: &mut JsonPath) -> Result<Record, PathError> {
+    pub fn parse(json: &Json<'_>, path: &mut JsonPath) -> Result<Record, PathError> {
         match Value::parse(json, path)? {
             Value::Record(record) => Ok(record),
             other => Err(path.error(format!("expected a record value, found {}", other.type_name()))),
@@ -72,7 +72,7 @@ impl Record {
 }
 
 /// The body of a value object whose key is `kind`; `path` already ends in `kind`.
-fn parse_body(kind: &str, body: &Json, path: &mut JsonPath) -> Result<Value, PathError> {
+fn parse_body(kind: &str, body: &Json<'_>, path: &mut JsonPath) -> Result<Value, PathError> {
     Ok(match kind {
         "record" => Value::Record(record(body, path)?),
         "variant" => {
@@ -133,7 +133,7 @@ fn parse_body(kind: &str, body: &Json, path: &mut JsonPath) -> Result<Value, Pat
 }
 
 /// `{"fields":[{"label":"f","value":V}]}`, labels present and unique.
-fn record(body: &Json, path: &mut JsonPath) -> Result<Record, PathError> {
+fn record(body: &Json<'_>, path: &mut JsonPath) -> Result<Record, PathError> {
     let obj = StrictObject::new(body, &["fields"], path)?;
     let mut labels = BTreeSet::new();
     let fields = repeated(&obj, "fields", path, |field, p| {
@@ -148,7 +148,7 @@ fn record(body: &Json, path: &mut JsonPath) -> Result<Record, PathError> {
 }
 
 /// `{"entries":[{"key":"k","value":V}]}`, keys unique.
-fn text_map(body: &Json, path: &mut JsonPath) -> Result<Vec<(String, Value)>, PathError> {
+fn text_map(body: &Json<'_>, path: &mut JsonPath) -> Result<Vec<(String, Value)>, PathError> {
     let obj = StrictObject::new(body, &["entries"], path)?;
     let mut keys = BTreeSet::new();
     repeated(&obj, "entries", path, |entry, p| {
@@ -167,7 +167,7 @@ fn repeated<'a, T>(
     obj: &StrictObject<'a>,
     name: &'static str,
     path: &mut JsonPath,
-    mut item: impl FnMut(&'a Json, &mut JsonPath) -> Result<T, PathError>,
+    mut item: impl FnMut(&'a Json<'a>, &mut JsonPath) -> Result<T, PathError>,
 ) -> Result<Vec<T>, PathError> {
     let items = obj.optional_field(name, path, |json, p| read::array(json, p))?;
     let items = items.unwrap_or_default();
@@ -196,11 +196,12 @@ mod tests {
     use super::*;
     use alloc::string::ToString;
     use alloc::vec;
+    use serde_json::Value as Json;
     use serde_json::json;
 
     fn parse(json: Json) -> Result<Value, String> {
         let mut path = JsonPath::new();
-        let result = Value::parse(&json, &mut path).map_err(|e| e.to_string());
+        let result = Value::parse(&crate::json::Json::from(&json), &mut path).map_err(|e| e.to_string());
         assert!(path.is_root(), "the path is restored");
         result
     }
@@ -370,7 +371,7 @@ mod tests {
             {"label": "b", "value": {"unit": {}}},
             {"value": {"unit": {}}}
         ]}});
-        let err = Value::parse(&json, &mut path).unwrap_err();
+        let err = Value::parse(&crate::json::Json::from(&json), &mut path).unwrap_err();
         assert_eq!(err.to_string(), r#"events_by_id["u1:3"].create_arguments.record.fields[2]: missing label"#);
         assert_eq!(path.to_string(), r#"events_by_id["u1:3"].create_arguments"#);
     }
@@ -380,9 +381,9 @@ mod tests {
         let mut path = JsonPath::new();
         path.push(Segment::Field("create_arguments"));
         assert_eq!(
-            Record::parse(&json!({"int64": "1"}), &mut path).unwrap_err().to_string(),
+            Record::parse(&crate::json::Json::from(&json!({"int64": "1"})), &mut path).unwrap_err().to_string(),
             "create_arguments: expected a record value, found int64"
         );
-        assert_eq!(Record::parse(&json!({"record": {}}), &mut path), Ok(Record::default()));
+        assert_eq!(Record::parse(&crate::json::Json::from(&json!({"record": {}})), &mut path), Ok(Record::default()));
     }
 }

@@ -9,13 +9,13 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde_json::{Map, Value as Json};
+use crate::json::{Json, Object};
 
 use super::path::{JsonPath, PathError, Segment, quoted};
 use crate::time::Timestamp;
 
 /// What kind of JSON element `json` is, with its article, for error messages.
-pub fn describe(json: &Json) -> &'static str {
+pub fn describe(json: &Json<'_>) -> &'static str {
     match json {
         Json::Null => "null",
         Json::Bool(_) => "a boolean",
@@ -27,12 +27,12 @@ pub fn describe(json: &Json) -> &'static str {
 }
 
 /// `json` as a string.
-pub fn string<'j>(json: &'j Json, path: &JsonPath) -> Result<&'j str, PathError> {
+pub fn string<'j>(json: &'j Json<'_>, path: &JsonPath) -> Result<&'j str, PathError> {
     json.as_str().ok_or_else(|| path.error(format!("expected a string, found {}", describe(json))))
 }
 
 /// `json` as a non-empty string (an id).
-pub fn id<'j>(json: &'j Json, path: &JsonPath) -> Result<&'j str, PathError> {
+pub fn id<'j>(json: &'j Json<'_>, path: &JsonPath) -> Result<&'j str, PathError> {
     let text = string(json, path)?;
     if text.is_empty() {
         return Err(path.error("must not be empty"));
@@ -41,7 +41,7 @@ pub fn id<'j>(json: &'j Json, path: &JsonPath) -> Result<&'j str, PathError> {
 }
 
 /// `json` as a JSON integer within the int64 range.
-pub fn int64(json: &Json, path: &JsonPath) -> Result<i64, PathError> {
+pub fn int64(json: &Json<'_>, path: &JsonPath) -> Result<i64, PathError> {
     match json {
         Json::Number(n) => n.as_i64().ok_or_else(|| {
             if n.is_u64() {
@@ -55,27 +55,27 @@ pub fn int64(json: &Json, path: &JsonPath) -> Result<i64, PathError> {
 }
 
 /// `json` as a boolean.
-pub fn boolean(json: &Json, path: &JsonPath) -> Result<bool, PathError> {
+pub fn boolean(json: &Json<'_>, path: &JsonPath) -> Result<bool, PathError> {
     json.as_bool().ok_or_else(|| path.error(format!("expected a boolean, found {}", describe(json))))
 }
 
 /// `json` as an array.
-pub fn array<'j>(json: &'j Json, path: &JsonPath) -> Result<&'j [Json], PathError> {
-    json.as_array().map(Vec::as_slice).ok_or_else(|| path.error(format!("expected an array, found {}", describe(json))))
+pub fn array<'j, 'a>(json: &'j Json<'a>, path: &JsonPath) -> Result<&'j [Json<'a>], PathError> {
+    json.as_array().ok_or_else(|| path.error(format!("expected an array, found {}", describe(json))))
 }
 
 /// `json` as an object (any keys).
-pub fn object<'j>(json: &'j Json, path: &JsonPath) -> Result<&'j Map<String, Json>, PathError> {
+pub fn object<'j, 'a>(json: &'j Json<'a>, path: &JsonPath) -> Result<&'j Object<'a>, PathError> {
     json.as_object().ok_or_else(|| path.error(format!("expected an object, found {}", describe(json))))
 }
 
 /// `json` as an RFC 3339 timestamp string.
-pub fn timestamp(json: &Json, path: &JsonPath) -> Result<Timestamp, PathError> {
+pub fn timestamp(json: &Json<'_>, path: &JsonPath) -> Result<Timestamp, PathError> {
     Timestamp::parse(string(json, path)?).map_err(|e| path.error(format!("{e}")))
 }
 
 /// `json` as an array of strings (such as party ids).
-pub fn strings(json: &Json, path: &mut JsonPath) -> Result<Vec<String>, PathError> {
+pub fn strings(json: &Json<'_>, path: &mut JsonPath) -> Result<Vec<String>, PathError> {
     let items = array(json, path)?;
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -90,14 +90,14 @@ pub fn strings(json: &Json, path: &mut JsonPath) -> Result<Vec<String>, PathErro
 /// A JSON object whose fields are all known; read field by field.
 #[derive(Debug, Clone, Copy)]
 pub struct StrictObject<'a> {
-    map: &'a Map<String, Json>,
+    map: &'a Object<'a>,
 }
 
 impl<'a> StrictObject<'a> {
     /// `json` as an object with no field outside `known`.
-    pub fn new(json: &'a Json, known: &[&str], path: &JsonPath) -> Result<Self, PathError> {
+    pub fn new(json: &'a Json<'a>, known: &[&str], path: &JsonPath) -> Result<Self, PathError> {
         let map = object(json, path)?;
-        if let Some(unknown) = map.keys().find(|k| !known.contains(&k.as_str())) {
+        if let Some(unknown) = map.keys().find(|k| !known.contains(k)) {
             let expected = if known.is_empty() {
                 String::from("expected no fields")
             } else {
@@ -124,12 +124,12 @@ impl<'a> StrictObject<'a> {
     }
 
     /// The field's value, if present and not `null`.
-    pub fn optional(&self, name: &str) -> Option<&'a Json> {
+    pub fn optional(&self, name: &str) -> Option<&'a Json<'a>> {
         self.map.get(name).filter(|v| !v.is_null())
     }
 
     /// The field's value; absent (or `null`) is an error `missing <name>` at the object.
-    pub fn required(&self, name: &'static str, path: &JsonPath) -> Result<&'a Json, PathError> {
+    pub fn required(&self, name: &'static str, path: &JsonPath) -> Result<&'a Json<'a>, PathError> {
         self.optional(name).ok_or_else(|| path.error(format!("missing {name}")))
     }
 
@@ -138,7 +138,7 @@ impl<'a> StrictObject<'a> {
         &self,
         name: &'static str,
         path: &mut JsonPath,
-        read: impl FnOnce(&'a Json, &mut JsonPath) -> Result<T, PathError>,
+        read: impl FnOnce(&'a Json<'a>, &mut JsonPath) -> Result<T, PathError>,
     ) -> Result<T, PathError> {
         let json = self.required(name, path)?;
         path.with(Segment::Field(name), |p| read(json, p))
@@ -149,7 +149,7 @@ impl<'a> StrictObject<'a> {
         &self,
         name: &'static str,
         path: &mut JsonPath,
-        read: impl FnOnce(&'a Json, &mut JsonPath) -> Result<T, PathError>,
+        read: impl FnOnce(&'a Json<'a>, &mut JsonPath) -> Result<T, PathError>,
     ) -> Result<Option<T>, PathError> {
         match self.optional(name) {
             None => Ok(None),
@@ -192,7 +192,13 @@ impl<'a> StrictObject<'a> {
 mod tests {
     use super::*;
     use alloc::string::ToString;
-    use serde_json::json;
+
+    /// A document written as `serde_json::json!` writes it.
+    macro_rules! json {
+        ($($json:tt)+) => {
+            Json::from(&serde_json::json!($($json)+)).into_owned()
+        };
+    }
 
     fn at(field: &'static str) -> JsonPath {
         let mut path = JsonPath::new();

@@ -10,7 +10,7 @@
 use alloc::format;
 use alloc::string::String;
 
-use serde_json::Value as Json;
+use crate::json::Json;
 
 use crate::error::Error;
 use crate::time::Timestamp;
@@ -39,7 +39,7 @@ fn bad(message: impl Into<String>) -> Error {
 impl BuyTrafficBody {
     /// Parses the JSON body; a 400 names the field at fault.
     pub fn parse(body: &[u8]) -> Result<Self, Error> {
-        let json: Json = serde_json::from_slice(body).map_err(|e| bad(format!("the body is not valid JSON: {e}")))?;
+        let json = Json::parse(body).map_err(|e| bad(format!("the body is not valid JSON: {e}")))?;
         let root = JsonPath::new();
         let object = read::object(&json, &root).map_err(|_| {
             bad(format!(
@@ -47,7 +47,7 @@ impl BuyTrafficBody {
                 read::describe(&json)
             ))
         })?;
-        let field = |name: &'static str| -> Result<(&Json, JsonPath), Error> {
+        let field = |name: &'static str| -> Result<(&Json<'_>, JsonPath), Error> {
             let value =
                 object.get(name).filter(|v| !v.is_null()).ok_or_else(|| bad(format!("missing field {name}")))?;
             let mut path = JsonPath::new();
