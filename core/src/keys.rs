@@ -8,7 +8,8 @@
 //! | tag | key | value | written by |
 //! |---|---|---|---|
 //! | `G` | `G` | ingest generation (u64) | every ingest batch (optimistic concurrency) |
-//! | `U` | `U` update_id | [`crate::ledger::StoredUpdate`]: content hash and both pre-rendered bodies | ingest |
+//! | `H` | `H` update_id | sha-256 of the update's canonical ingest form ([`crate::ledger::updates`]) | ingest |
+//! | `U` | `U` update_id encoding | `[body][kind]`: the pre-rendered `GET /v2/updates` body in one encoding | ingest |
 //! | `C` | `C` contract_id | [`crate::ledger::ContractRecord`] (JSON) | ingest: created and consuming exercised events |
 //! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) |
 //! | `R` | `R` contract_id counter kind | synchronizer id | ingest: reassignment events (kind 0 unassign, 1 assign) |
@@ -34,7 +35,9 @@ use alloc::vec::Vec;
 
 /// The ingest generation.
 pub const GENERATION: u8 = b'G';
-/// Updates by id.
+/// Update content hashes by id.
+pub const UPDATE_HASH: u8 = b'H';
+/// Update bodies by id and encoding.
 pub const UPDATE: u8 = b'U';
 /// Contracts by id.
 pub const CONTRACT: u8 = b'C';

@@ -72,13 +72,19 @@ async fn translate_and_handle(
 ) -> anyhow::Result<hyper::Response<Full<Bytes>>> {
     let (parts, body) = request.into_parts();
     let mut instance = node.checkout()?;
-    let limit = instance.body_limit(parts.method.as_str(), parts.uri.path())?;
-    let declared = parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    let body = if declared.is_some_and(|len| len > limit) {
-        discard(body).await;
-        None
+    // A request without a body (most GETs) needs no limit: skip asking the component.
+    let body = if hyper::body::Body::is_end_stream(&body) {
+        Some(Vec::new())
     } else {
-        read_within(body, usize::try_from(limit).unwrap_or(usize::MAX)).await?
+        let limit = instance.body_limit(parts.method.as_str(), parts.uri.path())?;
+        let declared =
+            parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > limit) {
+            discard(body).await;
+            None
+        } else {
+            read_within(body, usize::try_from(limit).unwrap_or(usize::MAX)).await?
+        }
     };
     let headers = parts
         .headers

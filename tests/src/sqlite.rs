@@ -3,10 +3,17 @@
 //!
 //! One writer connection and a small pool of reader connections over the same file in
 //! WAL mode, so reads never wait for a write. Every write batch is one `IMMEDIATE`
-//! transaction.
+//! transaction. The write-ahead log is copied into the database by a checkpointer
+//! thread of its own (woken after each write), not inside the writer's commit, so an
+//! ingest's next batch is prepared while the last one is checkpointed; dropping the
+//! store checkpoints the whole log and truncates it. Readers map the database file into
+//! memory (`mmap_size`), so serving a stored body does not copy it through `pread`.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::{Mutex, TryLockError};
+use std::thread::JoinHandle;
 
 use ledger_node_core::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteError};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
@@ -16,14 +23,74 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL
 /// How many reader connections a file-backed store keeps.
 const READERS: usize = 4;
 
+/// The page size of a new database: large enough that a pre-rendered update body
+/// (a few kilobytes) sits in its B-tree leaf rather than in a chain of overflow pages.
+const PAGE_BYTES: u32 = 32 * 1024;
+
+/// How much of the database file each connection maps into memory.
+const MMAP_BYTES: u64 = 1 << 30;
+
 /// A SQLite-backed ordered key-value store.
 #[derive(Debug)]
 pub struct SqliteStore {
     writer: Mutex<Connection>,
-    /// Idle reader connections; empty for in-memory databases, which read through the
-    /// writer.
-    readers: Mutex<Vec<Connection>>,
-    file_backed: bool,
+    /// Reader connections, each behind its own lock so that concurrent reads rarely
+    /// meet; empty for in-memory databases, which read through the writer.
+    readers: Vec<Mutex<Connection>>,
+    /// Where the next read starts looking for an idle reader.
+    next_reader: AtomicUsize,
+    /// The checkpointer of a file-backed store.
+    checkpointer: Option<Checkpointer>,
+}
+
+/// A thread that checkpoints the write-ahead log when woken, and checkpoints it whole
+/// (truncating it) when its channel closes.
+#[derive(Debug)]
+struct Checkpointer {
+    wake: Option<SyncSender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    fn start(path: &Path) -> Result<Self, StoreError> {
+        let connection = Connection::open(path).map_err(backend)?;
+        connection.execute_batch("PRAGMA busy_timeout = 5000;").map_err(backend)?;
+        let (wake, woken) = mpsc::sync_channel::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("sqlite-checkpoint".into())
+            .spawn(move || {
+                let checkpoint = |mode: &str| {
+                    let sql = format!("PRAGMA wal_checkpoint({mode})");
+                    if let Err(e) = connection.query_row(&sql, [], |_| Ok(())) {
+                        eprintln!("ledger-node: sqlite checkpoint ({mode}) failed: {e}");
+                    }
+                };
+                while woken.recv().is_ok() {
+                    checkpoint("PASSIVE");
+                }
+                checkpoint("TRUNCATE");
+            })
+            .map_err(|e| StoreError::new(format!("sqlite: starting the checkpointer: {e}")))?;
+        Ok(Checkpointer { wake: Some(wake), thread: Some(thread) })
+    }
+
+    /// Asks for a checkpoint; one already asked for covers this one.
+    fn nudge(&self) {
+        if let Some(wake) = &self.wake
+            && let Err(TrySendError::Disconnected(())) = wake.try_send(())
+        {
+            eprintln!("ledger-node: the sqlite checkpointer has stopped");
+        }
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.wake = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 fn backend(e: rusqlite::Error) -> StoreError {
@@ -36,7 +103,8 @@ impl SqliteStore {
         let writer = Connection::open(path).map_err(backend)?;
         writer
             .execute_batch(&format!(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; {SCHEMA}"
+                "PRAGMA page_size = {PAGE_BYTES}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
+                 PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536; {SCHEMA}"
             ))
             .map_err(backend)?;
         let mut readers = Vec::with_capacity(READERS);
@@ -44,33 +112,46 @@ impl SqliteStore {
             let reader =
                 Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                     .map_err(backend)?;
-            reader.execute_batch("PRAGMA busy_timeout = 5000;").map_err(backend)?;
-            readers.push(reader);
+            reader
+                .execute_batch(&format!("PRAGMA busy_timeout = 5000; PRAGMA mmap_size = {MMAP_BYTES};"))
+                .map_err(backend)?;
+            readers.push(Mutex::new(reader));
         }
-        Ok(SqliteStore { writer: Mutex::new(writer), readers: Mutex::new(readers), file_backed: true })
+        let checkpointer = Some(Checkpointer::start(path)?);
+        Ok(SqliteStore { writer: Mutex::new(writer), readers, next_reader: AtomicUsize::new(0), checkpointer })
     }
 
     /// A private in-memory database.
     pub fn in_memory() -> Result<Self, StoreError> {
         let writer = Connection::open_in_memory().map_err(backend)?;
         writer.execute_batch(SCHEMA).map_err(backend)?;
-        Ok(SqliteStore { writer: Mutex::new(writer), readers: Mutex::new(Vec::new()), file_backed: false })
+        Ok(SqliteStore {
+            writer: Mutex::new(writer),
+            readers: Vec::new(),
+            next_reader: AtomicUsize::new(0),
+            checkpointer: None,
+        })
     }
 
     /// Runs `read` on an idle reader connection (or the writer, for in-memory databases).
+    /// Readers are tried in turn from a rotating start; when all are busy, the read
+    /// waits for the first one tried.
     fn read<T>(&self, read: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
-        let pooled = if self.file_backed { self.readers.lock().map_err(poisoned)?.pop() } else { None };
-        match pooled {
-            Some(connection) => {
-                let result = read(&connection);
-                self.readers.lock().map_err(poisoned)?.push(connection);
-                result.map_err(backend)
-            }
-            None => {
-                let writer = self.writer.lock().map_err(poisoned)?;
-                read(&writer).map_err(backend)
+        if self.readers.is_empty() {
+            let writer = self.writer.lock().map_err(poisoned)?;
+            return read(&writer).map_err(backend);
+        }
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        let count = self.readers.len();
+        for offset in 0..count {
+            match self.readers[(start + offset) % count].try_lock() {
+                Ok(connection) => return read(&connection).map_err(backend),
+                Err(TryLockError::WouldBlock) => continue,
+                Err(TryLockError::Poisoned(e)) => return Err(poisoned(e)),
             }
         }
+        let connection = self.readers[start % count].lock().map_err(poisoned)?;
+        read(&connection).map_err(backend)
     }
 
     /// The value of `key`.
@@ -78,11 +159,16 @@ impl SqliteStore {
         self.read(|c| c.prepare_cached("SELECT v FROM kv WHERE k = ?1")?.query_row([key], |row| row.get(0)).optional())
     }
 
-    /// The values of `keys`, in order.
+    /// The values of `keys`, in order, read in one transaction (one snapshot).
     pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         self.read(|c| {
-            let mut statement = c.prepare_cached("SELECT v FROM kv WHERE k = ?1")?;
-            keys.iter().map(|key| statement.query_row([key], |row| row.get(0)).optional()).collect()
+            let tx = c.unchecked_transaction()?;
+            let values = {
+                let mut statement = tx.prepare_cached("SELECT v FROM kv WHERE k = ?1")?;
+                keys.iter().map(|key| statement.query_row([key], |row| row.get(0)).optional()).collect()
+            };
+            tx.finish()?;
+            values
         })
     }
 
@@ -124,6 +210,10 @@ impl SqliteStore {
             }
         }
         tx.commit().map_err(backend)?;
+        drop(writer);
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.nudge();
+        }
         Ok(())
     }
 }

@@ -51,7 +51,7 @@ pub fn touched_contracts(update: &Update) -> alloc::vec::Vec<(&str, &str)> {
 /// The store keys [`apply_update`] reads for `update`, to prefetch in one round trip.
 pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> + '_ {
     let contracts = touched_contracts(update);
-    core::iter::once(updates::update_key(update.id()))
+    core::iter::once(updates::hash_key(update.id()))
         .chain(contracts.into_iter().map(|(id, _)| contracts::contract_key(id)))
         .chain(crate::wallet::outcome::keys_read(update))
 }
@@ -59,17 +59,17 @@ pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> +
 /// Stores `update` and derives state from it; an update already held with other
 /// content is a conflict.
 pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -> Result<Outcome, Error> {
-    let key = updates::update_key(update.id());
     let stored = StoredUpdate::new(update);
-    if let Some(existing) = stage.get(&key).await? {
-        let existing = StoredUpdate::from_bytes(existing)?;
-        return if existing.hash() == stored.hash() {
+    if let Some(existing) = stage.get(&updates::hash_key(update.id())).await? {
+        return if existing.as_slice() == stored.hash() {
             Ok(Outcome::Unchanged)
         } else {
             Err(Error::Conflict(alloc::format!("update {} is already held with different content", update.id())))
         };
     }
-    stage.put(key, stored.into_bytes());
+    for (key, value) in stored.into_entries(update.id()) {
+        stage.put(key, value);
+    }
     match update {
         Update::Transaction(tx) => {
             network::note_synchronizer(stage, &tx.synchronizer_id);

@@ -1,12 +1,16 @@
 //! Updates as stored, and `GET /v{1,2}/updates/{update_id}` (spec 4.3).
 //!
-//! Both response bodies are rendered once, at ingest, and stored with a hash of the
-//! update's canonical ingest form (for idempotent re-ingest). Serving an update is one
-//! store read and a slice of the stored bytes: no JSON is parsed on the request path.
+//! Both response bodies are rendered once, at ingest, and each is stored under its own
+//! key, so that serving an update is one store read of just the body asked for: no
+//! JSON is parsed on the request path, and no bytes of the other encoding are read. A
+//! hash of the update's canonical ingest form is stored apart, so that ingest checks a
+//! re-sent update (for idempotence) by reading 32 bytes.
 //!
-//! Stored layout: `[kind: 1 byte][sha-256 of the ingest form: 32 bytes]
-//! [compact body length: u32 BE][compact body][protobuf body]`, kind 0 for a
-//! transaction, 1 for a reassignment.
+//! Stored layout:
+//! - `H update_id` → the sha-256 of the ingest form (32 bytes);
+//! - `U update_id encoding` → `[body][kind: 1 byte]`, encoding 0 for `compact_json` and
+//!   1 for `protobuf_json`; kind 0 for a transaction, 1 for a reassignment (last, so
+//!   that serving drops it without moving the body).
 
 use alloc::vec::Vec;
 
@@ -16,13 +20,12 @@ use crate::error::Error;
 use crate::http::{Response, percent_decode, query_param};
 use crate::keys::{self, Key};
 use crate::route::UpdateApi;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use crate::update::Update;
 use crate::value::Encoding;
 
 const TRANSACTION: u8 = 0;
 const REASSIGNMENT: u8 = 1;
-const HEADER: usize = 1 + 32 + 4;
 
 /// The `offset` that version 1 of the endpoint reports for every transaction.
 const V1_OFFSET: &[u8] = br#""offset":"000000000000000001","#;
@@ -30,73 +33,53 @@ const V1_OFFSET: &[u8] = br#""offset":"000000000000000001","#;
 /// An update as stored: its content hash and both rendered bodies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredUpdate {
-    bytes: Vec<u8>,
+    hash: [u8; 32],
+    compact: Vec<u8>,
+    protobuf: Vec<u8>,
 }
 
 impl StoredUpdate {
     /// Renders `update` for storage.
     pub fn new(update: &Update) -> Self {
+        let kind = if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT };
         // Writing strings, numbers and maps into bytes cannot fail.
-        let compact = serde_json::to_vec(&update.encoded(Encoding::CompactJson)).unwrap_or_default();
-        let protobuf = serde_json::to_vec(&update.encoded(Encoding::ProtobufJson)).unwrap_or_default();
+        let body = |encoding| serde_json::to_vec(&update.encoded(encoding)).unwrap_or_default();
+        let mut compact = body(Encoding::CompactJson);
+        let mut protobuf = body(Encoding::ProtobufJson);
         let hash = content_hash(update, &protobuf);
-        let mut bytes = Vec::with_capacity(HEADER + compact.len() + protobuf.len());
-        bytes.push(if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT });
-        bytes.extend_from_slice(&hash);
-        bytes.extend_from_slice(&u32::try_from(compact.len()).unwrap_or(u32::MAX).to_be_bytes());
-        bytes.extend_from_slice(&compact);
-        bytes.extend_from_slice(&protobuf);
-        StoredUpdate { bytes }
-    }
-
-    /// Wraps stored bytes, checking their framing.
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, StoreError> {
-        let stored = StoredUpdate { bytes };
-        if stored.bodies().is_none() {
-            return Err(StoreError::new("a stored update is truncated"));
-        }
-        Ok(stored)
-    }
-
-    /// The stored bytes.
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.bytes
+        compact.push(kind);
+        protobuf.push(kind);
+        StoredUpdate { hash, compact, protobuf }
     }
 
     /// The hash of the update's canonical ingest form.
-    pub fn hash(&self) -> Option<&[u8]> {
-        self.bytes.get(1..33)
+    pub fn hash(&self) -> &[u8; 32] {
+        &self.hash
     }
 
-    /// Whether the update is a transaction.
-    pub fn is_transaction(&self) -> bool {
-        self.bytes.first() == Some(&TRANSACTION)
+    /// The entries to store for the update with id `update_id`.
+    pub fn into_entries(self, update_id: &str) -> [(Vec<u8>, Vec<u8>); 3] {
+        [
+            (hash_key(update_id), self.hash.to_vec()),
+            (body_key(update_id, Encoding::CompactJson), self.compact),
+            (body_key(update_id, Encoding::ProtobufJson), self.protobuf),
+        ]
     }
+}
 
-    fn bodies(&self) -> Option<(&[u8], &[u8])> {
-        let len: [u8; 4] = self.bytes.get(33..HEADER)?.try_into().ok()?;
-        let split = HEADER.checked_add(usize::try_from(u32::from_be_bytes(len)).ok()?)?;
-        Some((self.bytes.get(HEADER..split)?, self.bytes.get(split..)?))
+/// The response body for API version `api` from a stored `[body][kind]` entry.
+fn response_body(mut stored: Vec<u8>, api: UpdateApi) -> Option<Vec<u8>> {
+    let kind = stored.pop()?;
+    if api == UpdateApi::V1 && kind == TRANSACTION {
+        // Version 1 adds the legacy offset as the first field of the object.
+        let rest = stored.strip_prefix(b"{")?;
+        let mut v1 = Vec::with_capacity(stored.len() + V1_OFFSET.len());
+        v1.push(b'{');
+        v1.extend_from_slice(V1_OFFSET);
+        v1.extend_from_slice(rest);
+        return Some(v1);
     }
-
-    /// The response body in `encoding`, for API version `api`.
-    pub fn body(&self, encoding: Encoding, api: UpdateApi) -> Option<Vec<u8>> {
-        let (compact, protobuf) = self.bodies()?;
-        let body = match encoding {
-            Encoding::CompactJson => compact,
-            Encoding::ProtobufJson => protobuf,
-        };
-        if api == UpdateApi::V1 && self.is_transaction() {
-            // Version 1 adds the legacy offset as the first field of the object.
-            let rest = body.strip_prefix(b"{")?;
-            let mut v1 = Vec::with_capacity(body.len() + V1_OFFSET.len());
-            v1.push(b'{');
-            v1.extend_from_slice(V1_OFFSET);
-            v1.extend_from_slice(rest);
-            return Some(v1);
-        }
-        Some(body.to_vec())
-    }
+    Some(stored)
 }
 
 /// A hash of the canonical ingest form of `update`, whose `protobuf_json` body is
@@ -132,9 +115,18 @@ pub fn content_hash(update: &Update, protobuf: &[u8]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-/// The key of an update.
-pub fn update_key(update_id: &str) -> Vec<u8> {
-    Key::new(keys::UPDATE).str(update_id).into_bytes()
+/// The key of an update's content hash: present exactly when the update is held.
+pub fn hash_key(update_id: &str) -> Vec<u8> {
+    Key::new(keys::UPDATE_HASH).str(update_id).into_bytes()
+}
+
+/// The key of an update's body in `encoding`.
+pub fn body_key(update_id: &str, encoding: Encoding) -> Vec<u8> {
+    let encoding = match encoding {
+        Encoding::CompactJson => 0,
+        Encoding::ProtobufJson => 1,
+    };
+    Key::new(keys::UPDATE).str(update_id).byte(encoding).into_bytes()
 }
 
 /// `GET /v{1,2}/updates/{update_id}?ledger_value_encoding=...`
@@ -143,11 +135,10 @@ pub async fn get<S: Store>(store: &S, api: UpdateApi, raw_id: &str, query: &str)
         .ok_or_else(|| Error::BadRequest("the update id is not valid percent-encoded UTF-8".into()))?;
     let encoding = encoding(query)?;
     let stored = store
-        .get(&update_key(&update_id))
+        .get(&body_key(&update_id, encoding))
         .await?
         .ok_or_else(|| Error::NotFound(alloc::format!("update {update_id} not found")))?;
-    let body = StoredUpdate::from_bytes(stored)?
-        .body(encoding, api)
+    let body = response_body(stored, api)
         .ok_or_else(|| Error::Internal(alloc::format!("stored update {update_id} is unreadable")))?;
     Ok(Response::json(200, body))
 }
@@ -194,8 +185,17 @@ mod tests {
         .expect("a valid transaction")
     }
 
-    fn hash(update: &Update) -> Option<Vec<u8>> {
-        StoredUpdate::new(update).hash().map(<[u8]>::to_vec)
+    fn hash(update: &Update) -> [u8; 32] {
+        *StoredUpdate::new(update).hash()
+    }
+
+    /// The stored entry of `update`'s body in `encoding`.
+    fn stored(update: &Update, encoding: Encoding) -> Vec<u8> {
+        let [_, compact, protobuf] = StoredUpdate::new(update).into_entries(update.id());
+        match encoding {
+            Encoding::CompactJson => compact.1,
+            Encoding::ProtobufJson => protobuf.1,
+        }
     }
 
     #[test]
@@ -209,11 +209,15 @@ mod tests {
 
     #[test]
     fn version_1_puts_the_legacy_offset_first_in_transactions() {
-        let stored = StoredUpdate::new(&transaction(None, ""));
-        let v1 = stored.body(Encoding::CompactJson, UpdateApi::V1).expect("a body");
-        assert!(v1.starts_with(br#"{"offset":"000000000000000001","#));
-        let v2: serde_json::Value =
-            serde_json::from_slice(&stored.body(Encoding::CompactJson, UpdateApi::V2).expect("a body")).expect("JSON");
-        assert!(v2.get("offset").is_none());
+        let update = transaction(None, "");
+        for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
+            let v1 = response_body(stored(&update, encoding), UpdateApi::V1).expect("a body");
+            assert!(v1.starts_with(br#"{"offset":"000000000000000001","update_id":"u","#));
+            let v2 = response_body(stored(&update, encoding), UpdateApi::V2).expect("a body");
+            let v2: serde_json::Value = serde_json::from_slice(&v2).expect("JSON");
+            assert!(v2.get("offset").is_none());
+            let v1: serde_json::Value = serde_json::from_slice(&v1).expect("JSON");
+            assert_eq!(v1.as_object().map(|o| o.len()), v2.as_object().map(|o| o.len() + 1));
+        }
     }
 }

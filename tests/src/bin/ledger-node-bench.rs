@@ -27,6 +27,10 @@ enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8090")]
         listen: SocketAddr,
+        /// Size of the body in bytes, to compare with endpoints whose answers are that
+        /// large; a small `/version`-like body when not given.
+        #[arg(long)]
+        body_bytes: Option<usize>,
     },
     /// Drives load at a server and prints one JSON line: requests/s, p50, p99.
     Load {
@@ -71,7 +75,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
-        Command::Ceiling { listen } => runtime.block_on(ceiling(listen)),
+        Command::Ceiling { listen, body_bytes } => runtime.block_on(ceiling(listen, ceiling_body(body_bytes))),
         Command::Load { url, paths, path, method, body, connections, seconds, label } => {
             let paths = match (paths, path) {
                 (Some(file), _) => {
@@ -123,21 +127,36 @@ fn core_ingest(file: &std::path::Path, db: Option<&std::path::Path>) -> anyhow::
     Ok(())
 }
 
-async fn ceiling(listen: SocketAddr) -> anyhow::Result<()> {
+/// The ceiling's body: a JSON object of `bytes` bytes, or a `/version`-like one.
+fn ceiling_body(bytes: Option<usize>) -> Bytes {
+    const SMALL: &[u8] = br#"{"version":"0.1.0","commit_ts":"2026-01-01T00:00:00.000000Z"}"#;
+    match bytes {
+        None => Bytes::from_static(SMALL),
+        Some(n) => {
+            let padding = n.saturating_sub(r#"{"padding":""}"#.len());
+            Bytes::from(format!(r#"{{"padding":"{}"}}"#, "x".repeat(padding)))
+        }
+    }
+}
+
+async fn ceiling(listen: SocketAddr, body: Bytes) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await?;
     eprintln!("ceiling: serving on http://{}", listener.local_addr()?);
     loop {
         let (stream, _) = listener.accept().await?;
         let _ = stream.set_nodelay(true);
+        let body = body.clone();
         tokio::spawn(async move {
-            let service = service_fn(|_request| async {
-                let mut response = hyper::Response::new(Full::new(Bytes::from_static(
-                    br#"{"version":"0.1.0","commit_ts":"2026-01-01T00:00:00.000000Z"}"#,
-                )));
-                response
-                    .headers_mut()
-                    .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
-                Ok::<_, Infallible>(response)
+            let service = service_fn(move |_request| {
+                let body = body.clone();
+                async move {
+                    let mut response = hyper::Response::new(Full::new(body));
+                    response.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static("application/json"),
+                    );
+                    Ok::<_, Infallible>(response)
+                }
             });
             let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
