@@ -201,6 +201,21 @@ impl<'a> From<&'a serde_json::Value> for Json<'a> {
     }
 }
 
+impl serde::Serialize for Json<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Json::Null => serializer.serialize_unit(),
+            Json::Bool(b) => serializer.serialize_bool(*b),
+            Json::Number(Number::Unsigned(n)) => serializer.serialize_u64(*n),
+            Json::Number(Number::Negative(n)) => serializer.serialize_i64(*n),
+            Json::Number(Number::Float(n)) => serializer.serialize_f64(*n),
+            Json::String(s) => serializer.serialize_str(s),
+            Json::Array(elements) => serializer.collect_seq(elements),
+            Json::Object(object) => serializer.collect_map(object.iter()),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Json<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(JsonVisitor)
@@ -356,5 +371,6 @@ mod tests {
         let value = serde_json::json!({"a": [1, -1, 0.5, "s", null, false], "b": {}});
         let text = serde_json::to_vec(&value).unwrap();
         assert_eq!(Json::from(&value), Json::parse(&text).unwrap());
+        assert_eq!(serde_json::to_vec(&Json::parse(&text).unwrap()).unwrap(), text, "written back as read");
     }
 }

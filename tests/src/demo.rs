@@ -2364,14 +2364,14 @@ mod tests {
     fn records(bytes: &[u8]) -> Vec<(&'static str, Json)> {
         let lines = parse_lines(bytes).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(lines.len(), bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count(), "one record per line");
-        lines.into_iter().map(|l| (l.kind, l.payload)).collect()
+        lines.into_iter().map(|l| (l.kind, serde_json::to_value(&l.payload).unwrap())).collect()
     }
 
     fn updates(bytes: &[u8]) -> Vec<Update> {
         records(bytes)
             .into_iter()
             .filter(|(kind, _)| *kind == "update")
-            .map(|(_, json)| Update::parse(&json).unwrap_or_else(|e| panic!("{e}: {json}")))
+            .map(|(_, json)| Update::parse(&(&json).into()).unwrap_or_else(|e| panic!("{e}: {json}")))
             .collect()
     }
 
@@ -2395,7 +2395,7 @@ mod tests {
             *kinds.entry(kind).or_default() += 1;
             match kind {
                 "update" => {
-                    let update = Update::parse(&payload).unwrap_or_else(|e| panic!("{e}: {line}"));
+                    let update = Update::parse(&(&payload).into()).unwrap_or_else(|e| panic!("{e}: {line}"));
                     // Written in the canonical ingest form: the core writes it back
                     // byte for byte.
                     let canonical = serde_json::to_string(&update.to_ingest_json()).unwrap();
