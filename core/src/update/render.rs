@@ -94,11 +94,11 @@ impl Serialize for CreatedForm<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let CreatedForm(e, form) = *self;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("event_type", "created_event")?;
-        map.serialize_entry("event_id", &e.event_id)?;
-        map.serialize_entry("contract_id", &e.contract_id)?;
-        map.serialize_entry("template_id", e.template_id.as_str())?;
-        map.serialize_entry("package_name", &e.package_name)?;
+        event_header(
+            &mut map,
+            "created_event",
+            [&e.event_id, &e.contract_id, e.template_id.as_str(), &e.package_name],
+        )?;
         map.serialize_entry("create_arguments", &e.create_arguments.encoded(form.encoding))?;
         map.serialize_entry("created_at", &Text(e.created_at))?;
         map.serialize_entry("signatories", &e.signatories)?;
@@ -112,11 +112,7 @@ impl Serialize for CreatedForm<'_> {
 
 fn exercised_event<S: Serializer>(s: S, e: &ExercisedEvent, form: Form) -> Result<S::Ok, S::Error> {
     let mut map = s.serialize_map(None)?;
-    map.serialize_entry("event_type", "exercised_event")?;
-    map.serialize_entry("event_id", &e.event_id)?;
-    map.serialize_entry("contract_id", &e.contract_id)?;
-    map.serialize_entry("template_id", e.template_id.as_str())?;
-    map.serialize_entry("package_name", &e.package_name)?;
+    event_header(&mut map, "exercised_event", [&e.event_id, &e.contract_id, e.template_id.as_str(), &e.package_name])?;
     map.serialize_entry("choice", &e.choice)?;
     map.serialize_entry("choice_argument", &e.choice_argument.encoded(form.encoding))?;
     map.serialize_entry("child_event_ids", &e.child_event_ids)?;
@@ -127,6 +123,16 @@ fn exercised_event<S: Serializer>(s: S, e: &ExercisedEvent, form: Form) -> Resul
         map.serialize_entry("interface_id", interface.as_str())?;
     }
     map.end()
+}
+
+/// The fields every event starts with: its type, then `event_id`, `contract_id`,
+/// `template_id` and `package_name` (in `values`).
+fn event_header<M: SerializeMap>(map: &mut M, event_type: &str, values: [&str; 4]) -> Result<(), M::Error> {
+    map.serialize_entry("event_type", event_type)?;
+    for (name, value) in ["event_id", "contract_id", "template_id", "package_name"].into_iter().zip(values) {
+        map.serialize_entry(name, value)?;
+    }
+    Ok(())
 }
 
 fn reassignment<S: Serializer>(s: S, r: &Reassignment, form: Form) -> Result<S::Ok, S::Error> {
