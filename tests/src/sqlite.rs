@@ -5,8 +5,9 @@
 //! WAL mode, so reads never wait for a write. Every write batch is one `IMMEDIATE`
 //! transaction. The write-ahead log is copied into the database by a checkpointer
 //! thread of its own (woken after each write), not inside the writer's commit, so an
-//! ingest's next batch is prepared while the last one is checkpointed; dropping the
-//! store checkpoints the whole log and truncates it. Readers map the database file into
+//! ingest's next batch is prepared while the last one is checkpointed. The log restarts
+//! only once a checkpoint has caught up with the last commit, so a write that finds it
+//! over a limit (512 MiB) checkpoints it whole itself; dropping the store does too. Readers map the database file into
 //! memory (`mmap_size`), so serving a stored body does not copy it through `pread`.
 
 use std::path::Path;
@@ -28,6 +29,9 @@ fn reader_count() -> usize {
 /// The page size of a new database: large enough that a pre-rendered update body
 /// (a few kilobytes) sits in its B-tree leaf rather than in a chain of overflow pages.
 const PAGE_BYTES: u32 = 32 * 1024;
+
+/// How large the write-ahead log may grow before a write waits for a full checkpoint.
+const LOG_LIMIT_BYTES: u64 = 512 * 1024 * 1024;
 
 /// How much of the database file each reader maps into memory: all of it (pages are
 /// resident only once read, and the kernel may drop them again; the build raises
@@ -53,6 +57,8 @@ pub struct SqliteStore {
 struct Checkpointer {
     wake: Option<SyncSender<()>>,
     thread: Option<JoinHandle<()>>,
+    /// The write-ahead log's file.
+    log: std::path::PathBuf,
 }
 
 impl Checkpointer {
@@ -75,7 +81,14 @@ impl Checkpointer {
                 checkpoint("TRUNCATE");
             })
             .map_err(|e| StoreError::new(format!("sqlite: starting the checkpointer: {e}")))?;
-        Ok(Checkpointer { wake: Some(wake), thread: Some(thread) })
+        let mut log = path.as_os_str().to_owned();
+        log.push("-wal");
+        Ok(Checkpointer { wake: Some(wake), thread: Some(thread), log: log.into() })
+    }
+
+    /// The size of the write-ahead log (0 when it cannot be read).
+    fn log_bytes(&self) -> u64 {
+        std::fs::metadata(&self.log).map_or(0, |m| m.len())
     }
 
     /// Asks for a checkpoint; one already asked for covers this one.
@@ -214,9 +227,14 @@ impl SqliteStore {
             }
         }
         tx.commit().map_err(backend)?;
-        drop(writer);
         if let Some(checkpointer) = &self.checkpointer {
-            checkpointer.nudge();
+            if checkpointer.log_bytes() > LOG_LIMIT_BYTES {
+                // The checkpointer fell behind (the log only restarts once a checkpoint
+                // has caught up with the last commit): catch up here, and truncate.
+                writer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).map_err(backend)?;
+            } else {
+                checkpointer.nudge();
+            }
         }
         Ok(())
     }
