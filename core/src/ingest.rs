@@ -7,7 +7,7 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::admin;
 use crate::config::Config;
@@ -24,8 +24,8 @@ use crate::update::Update;
 /// The kinds of ingest record.
 const KINDS: [&str; 5] = ["update", "topology", "backfill", "roll_forward_lsu", "wallet_user"];
 
-/// What an ingest batch changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// What an ingest batch changed: the body of a 200 from `POST /v0/admin/ingest`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// Records applied, by kind.
     pub applied: Applied,
@@ -34,7 +34,7 @@ pub struct Summary {
 }
 
 /// Records applied, by kind.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
     /// `update` records.
     pub update: u64,
@@ -46,6 +46,24 @@ pub struct Applied {
     pub roll_forward_lsu: u64,
     /// `wallet_user` records.
     pub wallet_user: u64,
+}
+
+impl Summary {
+    /// Adds what another batch changed (totals over several batches).
+    pub fn add(&mut self, other: &Summary) {
+        let (mine, theirs) = (&mut self.applied, &other.applied);
+        mine.update += theirs.update;
+        mine.topology += theirs.topology;
+        mine.backfill += theirs.backfill;
+        mine.roll_forward_lsu += theirs.roll_forward_lsu;
+        mine.wallet_user += theirs.wallet_user;
+        self.unchanged += other.unchanged;
+    }
+
+    /// Updates seen, new or not.
+    pub fn updates(&self) -> u64 {
+        self.applied.update + self.unchanged
+    }
 }
 
 /// One non-blank line of a batch: its 1-based number, its kind and its payload.

@@ -2551,25 +2551,7 @@ mod tests {
                 }
             }
         }
-        let all = [
-            "record",
-            "variant",
-            "enum",
-            "list",
-            "optional",
-            "textMap",
-            "genMap",
-            "int64",
-            "numeric",
-            "text",
-            "timestamp",
-            "date",
-            "party",
-            "contractId",
-            "bool",
-            "unit",
-        ];
-        assert_eq!(types, all.into_iter().collect());
+        assert_eq!(types, ledger_node_core::value::TYPES.into_iter().collect());
     }
 
     #[test]

@@ -10,7 +10,6 @@ use std::io::BufRead;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use serde::Deserialize;
 
 use crate::host::{Node, Request};
 
@@ -19,45 +18,8 @@ pub const BATCH_LINES: usize = 20_000;
 /// Most bytes in one batch (well under the 64 MiB ingest limit).
 pub const BATCH_BYTES: usize = 16 * 1024 * 1024;
 
-/// What an ingest run applied.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct Totals {
-    /// Records applied, by kind.
-    pub applied: Applied,
-    /// Updates already held.
-    pub unchanged: u64,
-}
-
-/// Records applied, by kind.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct Applied {
-    /// Updates.
-    pub update: u64,
-    /// Topology records.
-    pub topology: u64,
-    /// Backfill records.
-    pub backfill: u64,
-    /// Roll-forward records.
-    pub roll_forward_lsu: u64,
-    /// Wallet users.
-    pub wallet_user: u64,
-}
-
-impl Totals {
-    fn add(&mut self, other: &Totals) {
-        self.applied.update += other.applied.update;
-        self.applied.topology += other.applied.topology;
-        self.applied.backfill += other.applied.backfill;
-        self.applied.roll_forward_lsu += other.applied.roll_forward_lsu;
-        self.applied.wallet_user += other.applied.wallet_user;
-        self.unchanged += other.unchanged;
-    }
-
-    /// Updates seen, new or not.
-    pub fn updates(&self) -> u64 {
-        self.applied.update + self.unchanged
-    }
-}
+/// What an ingest run applied: the core's summary of a batch, added up over batches.
+pub use ledger_node_core::ingest::Summary as Totals;
 
 /// Progress as batches are applied.
 pub trait Progress {

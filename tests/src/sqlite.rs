@@ -7,8 +7,9 @@
 //! thread of its own (woken after each write), not inside the writer's commit, so an
 //! ingest's next batch is prepared while the last one is checkpointed. The log restarts
 //! only once a checkpoint has caught up with the last commit, so a write that finds it
-//! over a limit (512 MiB) checkpoints it whole itself; dropping the store does too. Readers map the database file into
-//! memory (`mmap_size`), so serving a stored body does not copy it through `pread`.
+//! over a limit (512 MiB) checkpoints it whole itself; dropping the store does too.
+//! Readers map the database file into memory (`mmap_size`), so serving a stored body
+//! does not copy it through `pread`.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -120,12 +121,13 @@ impl SqliteStore {
         let writer = Connection::open(path).map_err(backend)?;
         writer
             .execute_batch(&format!(
-                "PRAGMA page_size = {PAGE_BYTES}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
-                 PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536; {SCHEMA}"
+                "PRAGMA page_size = {PAGE_BYTES}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                 PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536; {SCHEMA}"
             ))
             .map_err(backend)?;
-        let mut readers = Vec::with_capacity(reader_count());
-        for _ in 0..reader_count() {
+        let count = reader_count();
+        let mut readers = Vec::with_capacity(count);
+        for _ in 0..count {
             let reader =
                 Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                     .map_err(backend)?;

@@ -48,6 +48,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 pub use numeric::{Numeric, NumericError};
+pub use parse::TYPES;
 pub use path::{JsonPath, PathError, Segment};
 pub use render::Encoded;
 

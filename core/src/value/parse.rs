@@ -13,8 +13,8 @@ use super::read::{self, StrictObject};
 use super::{Field, Numeric, Record, Value};
 use crate::time::{Date, Timestamp};
 
-/// The keys of a value object, one per type.
-const TYPES: [&str; 16] = [
+/// The keys of a value object, one per type: the names [`Value::type_name`] gives.
+pub const TYPES: [&str; 16] = [
     "record",
     "variant",
     "enum",

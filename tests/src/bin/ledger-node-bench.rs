@@ -120,7 +120,7 @@ fn core_ingest(file: &std::path::Path, db: Option<&std::path::Path>) -> anyhow::
         let (batch, tail) = rest.split_at(end);
         rest = tail;
         let summary = block_on(ingest(batch, &store, &config)).map_err(|e| anyhow::anyhow!("{e:?}"))?;
-        updates += summary.applied.update + summary.unchanged;
+        updates += summary.updates();
     }
     let seconds = started.elapsed().as_secs_f64();
     println!("{{\"updates\":{updates},\"seconds\":{seconds:.3},\"updates_per_s\":{:.0}}}", updates as f64 / seconds);
