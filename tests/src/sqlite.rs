@@ -1,5 +1,14 @@
-//! The SQLite adapter of the core's storage port: one table, keys as BLOBs (SQLite
-//! compares BLOBs with `memcmp`, which is exactly the port's key order).
+//! The SQLite adapter of the core's storage port: keys as BLOBs (SQLite compares BLOBs
+//! with `memcmp`, which is exactly the port's key order).
+//!
+//! Two tables. `kv` is the ordered index, one row a key. A small value sits in its row;
+//! a large one (over [`INLINE_BYTES`], such as a pre-rendered update body) is kept out
+//! of line in `bodies`, an append-only rowid table, and the `kv` row holds its row id.
+//! Update ids are random, so inserts land all over `kv`'s B-tree; keeping the kilobytes
+//! out of it keeps those scattered pages few and small, while `bodies` only ever grows
+//! at its end, each page written once and full. A read is still one statement (and
+//! one store read for the core). Triggers delete a body whose key is overwritten or
+//! deleted, so the two tables cannot drift apart.
 //!
 //! One writer connection and a small pool of reader connections over the same file in
 //! WAL mode, so reads never wait for a write. Every write batch is one `IMMEDIATE`
@@ -8,8 +17,9 @@
 //! ingest's next batch is prepared while the last one is checkpointed. The log restarts
 //! only once a checkpoint has caught up with the last commit, so a write that finds it
 //! over a limit (512 MiB) checkpoints it whole itself; dropping the store does too.
-//! Readers map the database file into memory (`mmap_size`), so serving a stored body
-//! does not copy it through `pread`.
+//! Pages are SQLite's default 4 KiB and readers keep SQLite's default 2 MiB page
+//! cache: a read copies a few small pages rather than mapping the file, so the
+//! process's memory stays bounded however large the store grows.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,26 +28,53 @@ use std::sync::{Mutex, TryLockError};
 use std::thread::JoinHandle;
 
 use ledger_node_core::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteError};
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID;";
+/// The schema. A `kv` row has exactly one of `v` (the value) and `body` (the row id of
+/// the value in `bodies`).
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS kv (
+    k BLOB PRIMARY KEY NOT NULL,
+    v BLOB,
+    body INTEGER,
+    CHECK ((v IS NULL) <> (body IS NULL))
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bodies (id INTEGER PRIMARY KEY, v BLOB NOT NULL);
+CREATE TRIGGER IF NOT EXISTS kv_body_replaced AFTER UPDATE OF body ON kv
+    WHEN old.body IS NOT NULL AND old.body IS NOT new.body
+    BEGIN DELETE FROM bodies WHERE id = old.body; END;
+CREATE TRIGGER IF NOT EXISTS kv_body_deleted AFTER DELETE ON kv WHEN old.body IS NOT NULL
+    BEGIN DELETE FROM bodies WHERE id = old.body; END;
+";
+
+/// The stored layout's version (`PRAGMA user_version`); a store written with another
+/// layout is refused rather than misread.
+const LAYOUT_VERSION: i64 = 2;
+
+/// The value of a `kv` row, wherever it is kept (a macro, so that it can be `concat!`ed).
+macro_rules! value {
+    () => {
+        "ifnull(kv.v, (SELECT bodies.v FROM bodies WHERE bodies.id = kv.body))"
+    };
+}
+
+/// Reads the value of key `?1`.
+const GET: &str = concat!("SELECT ", value!(), " FROM kv WHERE k = ?1");
+
+/// Values larger than this are kept out of line in `bodies`.
+pub const INLINE_BYTES: usize = 1024;
 
 /// How many reader connections a file-backed store keeps: one a core, at least two.
 fn reader_count() -> usize {
     std::thread::available_parallelism().map_or(2, usize::from).clamp(2, 8)
 }
 
-/// The page size of a new database: large enough that a pre-rendered update body
-/// (a few kilobytes) sits in its B-tree leaf rather than in a chain of overflow pages.
-const PAGE_BYTES: u32 = 32 * 1024;
+/// The page size of a new database: small, as random inserts into `kv` rewrite one
+/// page each, and reads copy whole pages.
+const PAGE_BYTES: u32 = 4096;
 
 /// How large the write-ahead log may grow before a write waits for a full checkpoint.
 const LOG_LIMIT_BYTES: u64 = 512 * 1024 * 1024;
-
-/// How much of the database file each reader maps into memory: all of it (pages are
-/// resident only once read, and the kernel may drop them again; the build raises
-/// SQLite's own cap, see `.cargo/config.toml`).
-const MMAP_BYTES: u64 = 1 << 40;
 
 /// A SQLite-backed ordered key-value store.
 #[derive(Debug)]
@@ -111,6 +148,25 @@ impl Drop for Checkpointer {
     }
 }
 
+/// Creates the schema in a new database, or checks that an existing one has this
+/// version's layout.
+fn create_schema(connection: &Connection, path: &Path) -> Result<(), StoreError> {
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(backend)?;
+    let tables: i64 =
+        connection.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0)).map_err(backend)?;
+    match version {
+        LAYOUT_VERSION => Ok(()),
+        0 if tables == 0 => connection
+            .execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {LAYOUT_VERSION}; COMMIT;"))
+            .map_err(backend),
+        _ => Err(StoreError::new(format!(
+            "sqlite: {} holds a store of another layout (version {version}, this build reads {LAYOUT_VERSION}); \
+             remove it and ingest the history again",
+            path.display()
+        ))),
+    }
+}
+
 fn backend(e: rusqlite::Error) -> StoreError {
     StoreError::new(format!("sqlite: {e}"))
 }
@@ -122,18 +178,17 @@ impl SqliteStore {
         writer
             .execute_batch(&format!(
                 "PRAGMA page_size = {PAGE_BYTES}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                 PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536; {SCHEMA}"
+                 PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536;"
             ))
             .map_err(backend)?;
+        create_schema(&writer, path)?;
         let count = reader_count();
         let mut readers = Vec::with_capacity(count);
         for _ in 0..count {
             let reader =
                 Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                     .map_err(backend)?;
-            reader
-                .execute_batch(&format!("PRAGMA busy_timeout = 5000; PRAGMA mmap_size = {MMAP_BYTES};"))
-                .map_err(backend)?;
+            reader.execute_batch("PRAGMA busy_timeout = 5000;").map_err(backend)?;
             readers.push(Mutex::new(reader));
         }
         let checkpointer = Some(Checkpointer::start(path)?);
@@ -143,7 +198,7 @@ impl SqliteStore {
     /// A private in-memory database.
     pub fn in_memory() -> Result<Self, StoreError> {
         let writer = Connection::open_in_memory().map_err(backend)?;
-        writer.execute_batch(SCHEMA).map_err(backend)?;
+        create_schema(&writer, Path::new(":memory:"))?;
         Ok(SqliteStore {
             writer: Mutex::new(writer),
             readers: Vec::new(),
@@ -175,7 +230,7 @@ impl SqliteStore {
 
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.read(|c| c.prepare_cached("SELECT v FROM kv WHERE k = ?1")?.query_row([key], |row| row.get(0)).optional())
+        self.read(|c| c.prepare_cached(GET)?.query_row([key], |row| row.get(0)).optional())
     }
 
     /// The values of `keys`, in order, read in one transaction (one snapshot).
@@ -183,7 +238,7 @@ impl SqliteStore {
         self.read(|c| {
             let tx = c.unchecked_transaction()?;
             let values = {
-                let mut statement = tx.prepare_cached("SELECT v FROM kv WHERE k = ?1")?;
+                let mut statement = tx.prepare_cached(GET)?;
                 keys.iter().map(|key| statement.query_row([key], |row| row.get(0)).optional()).collect()
             };
             tx.finish()?;
@@ -200,11 +255,17 @@ impl SqliteStore {
             let row = |row: &rusqlite::Row<'_>| Ok((row.get(0)?, row.get(1)?));
             match &scan.end {
                 Some(end) => {
-                    let sql = format!("SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k {order} LIMIT ?3");
+                    let sql = format!(
+                        concat!("SELECT k, ", value!(), " FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k {} LIMIT ?3"),
+                        order
+                    );
                     collect(c.prepare_cached(&sql)?.query_map(params![scan.start, end, limit], row)?)
                 }
                 None => {
-                    let sql = format!("SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k {order} LIMIT ?2");
+                    let sql = format!(
+                        concat!("SELECT k, ", value!(), " FROM kv WHERE k >= ?1 ORDER BY k {} LIMIT ?2"),
+                        order
+                    );
                     collect(c.prepare_cached(&sql)?.query_map(params![scan.start, limit], row)?)
                 }
             }
@@ -246,11 +307,23 @@ impl SqliteStore {
 fn apply(tx: &rusqlite::Transaction<'_>, op: &Op) -> rusqlite::Result<bool> {
     match op {
         Op::Put { key, value } => {
-            tx.prepare_cached("INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)")?.execute(params![key, value])?;
+            let (inline, body) = place(tx, value)?;
+            tx.prepare_cached(
+                "INSERT INTO kv (k, v, body) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (k) DO UPDATE SET v = excluded.v, body = excluded.body",
+            )?
+            .execute(params![key, inline, body])?;
         }
         Op::PutIfAbsent { key, value } => {
-            match tx.prepare_cached("INSERT INTO kv (k, v) VALUES (?1, ?2)")?.execute(params![key, value]) {
-                Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation => {
+            let (inline, body) = place(tx, value)?;
+            let insert = tx
+                .prepare_cached("INSERT INTO kv (k, v, body) VALUES (?1, ?2, ?3)")?
+                .execute(params![key, inline, body]);
+            match insert {
+                // The caller rolls the transaction back, the body just written with it.
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+                {
                     return Ok(false);
                 }
                 other => other?,
@@ -269,6 +342,16 @@ fn apply(tx: &rusqlite::Transaction<'_>, op: &Op) -> rusqlite::Result<bool> {
     Ok(true)
 }
 
+/// Where `value` goes: in its `kv` row (`(Some(value), None)`), or, when large, appended
+/// to `bodies` (`(None, Some(row id))`).
+fn place<'v>(tx: &rusqlite::Transaction<'_>, value: &'v [u8]) -> rusqlite::Result<(Option<&'v [u8]>, Option<i64>)> {
+    if value.len() <= INLINE_BYTES {
+        return Ok((Some(value), None));
+    }
+    tx.prepare_cached("INSERT INTO bodies (v) VALUES (?1)")?.execute([value])?;
+    Ok((None, Some(tx.last_insert_rowid())))
+}
+
 fn poisoned<T>(_: std::sync::PoisonError<T>) -> StoreError {
     StoreError::new("sqlite: a connection lock was poisoned by a panic")
 }
@@ -277,15 +360,84 @@ fn poisoned<T>(_: std::sync::PoisonError<T>) -> StoreError {
 mod tests {
     use super::*;
 
+    fn pragma(store: &SqliteStore, name: &str) -> i64 {
+        store.read(|c| c.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))).expect("a pragma")
+    }
+
+    /// How many bodies are stored, and how many `kv` rows point at one.
+    fn bodies(store: &SqliteStore) -> (i64, i64) {
+        store
+            .read(|c| {
+                c.query_row(
+                    "SELECT (SELECT count(*) FROM bodies), (SELECT count(*) FROM kv WHERE body IS NOT NULL)",
+                    [],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+            })
+            .expect("counts")
+    }
+
     #[test]
-    fn readers_map_the_whole_database_and_new_files_use_large_pages() {
+    fn new_files_use_small_pages_and_record_their_layout() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = SqliteStore::open(&dir.path().join("node.sqlite")).expect("a store");
-        let pragma =
-            |name: &str| store.read(|c| c.query_row(&format!("PRAGMA {name}"), [], |row| row.get::<_, i64>(0)));
-        // SQLite silently caps mmap_size at its compile-time limit (2 GiB by default).
-        assert_eq!(pragma("mmap_size").expect("mmap_size"), i64::try_from(MMAP_BYTES).expect("fits"));
-        assert_eq!(pragma("page_size").expect("page_size"), i64::from(PAGE_BYTES));
+        assert_eq!(pragma(&store, "page_size"), i64::from(PAGE_BYTES));
+        assert_eq!(pragma(&store, "user_version"), LAYOUT_VERSION);
+    }
+
+    #[test]
+    fn a_store_of_another_layout_is_refused() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("node.sqlite");
+        Connection::open(&path)
+            .and_then(|c| {
+                c.execute_batch("CREATE TABLE kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID;")
+            })
+            .expect("an old store");
+        let err = SqliteStore::open(&path).expect_err("refused");
+        assert!(err.to_string().contains("another layout (version 0, this build reads 2)"), "{err}");
+    }
+
+    #[test]
+    fn large_values_live_out_of_line_and_go_with_their_keys() {
+        let store = SqliteStore::in_memory().expect("a store");
+        let (small, large, larger) = (vec![1; 10], vec![2; INLINE_BYTES + 1], vec![3; 50_000]);
+        let mut batch = WriteBatch::new();
+        for (key, value) in [(b"a", &small), (b"b", &large), (b"c", &larger), (b"d", &large)] {
+            batch.put(key.to_vec(), value.clone());
+        }
+        store.write(&batch).expect("a write");
+        assert_eq!(bodies(&store), (3, 3));
+        assert_eq!(store.get(b"b").expect("a read"), Some(large.clone()));
+        let everything = store.scan(&Scan::prefix(b"", 10)).expect("a scan");
+        assert_eq!(
+            everything.iter().map(|(_, v)| v.len()).collect::<Vec<_>>(),
+            [10, INLINE_BYTES + 1, 50_000, INLINE_BYTES + 1]
+        );
+
+        // Overwrites: large by larger, large by small, small by large; then deletes.
+        let mut batch = WriteBatch::new();
+        batch.put(b"b".to_vec(), larger.clone());
+        batch.put(b"c".to_vec(), small.clone());
+        batch.put(b"a".to_vec(), large.clone());
+        store.write(&batch).expect("overwrites");
+        assert_eq!(bodies(&store), (3, 3));
+        let got = store.get_many(&[b"a", b"b", b"c"]).expect("reads");
+        assert_eq!(got, [Some(large.clone()), Some(larger.clone()), Some(small.clone())]);
+        let mut batch = WriteBatch::new();
+        batch.delete(b"a".to_vec());
+        batch.delete_range(b"b".to_vec(), Some(b"d".to_vec()));
+        store.write(&batch).expect("deletes");
+        assert_eq!(bodies(&store), (1, 1));
+        assert_eq!(store.get(b"d").expect("a read"), Some(large.clone()));
+
+        // A failed precondition rolls back the body it had already written.
+        let mut batch = WriteBatch::new();
+        batch.put(b"e".to_vec(), larger.clone());
+        batch.put_if_absent(b"d".to_vec(), larger);
+        assert!(matches!(store.write(&batch), Err(WriteError::PreconditionFailed { key }) if key == b"d"));
+        assert_eq!(bodies(&store), (1, 1));
+        assert_eq!(store.get(b"e").expect("a read"), None);
     }
 
     #[test]
