@@ -42,12 +42,14 @@ fn main() {
     println!("cargo:rustc-env=LEDGER_NODE_COMPONENT_PATH={}", component.display());
 
     // Rebuild when any source the component was built from changes: the dep-info file
-    // lists them all; Cargo.lock and wit/ are added for good measure.
+    // lists them all. The manifests (profiles, features), Cargo.lock and wit/ are added.
     let dep_info = release.join(ARTIFACT.replace(".wasm", ".d"));
     for path in dep_info_sources(&dep_info) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
-    println!("cargo:rerun-if-changed={}", workspace.join("Cargo.lock").display());
+    for file in ["Cargo.toml", "Cargo.lock", "component/Cargo.toml", "core/Cargo.toml"] {
+        println!("cargo:rerun-if-changed={}", workspace.join(file).display());
+    }
     println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
 }
 

@@ -148,9 +148,14 @@ impl std::fmt::Debug for Node {
 }
 
 /// The wasmtime engine every node of this process shares, with the on-disk cache of
-/// compiled code when it can be used.
+/// compiled code when it can be used. With `LEDGER_NODE_PERFMAP` set, `perf` can name
+/// the component's functions.
 pub fn engine() -> anyhow::Result<Engine> {
     let mut config = wasmtime::Config::new();
+    if std::env::var_os("LEDGER_NODE_PERFMAP").is_some() {
+        // Names the component's compiled functions for `perf` (/tmp/perf-<pid>.map).
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     match wasmtime::Cache::new(wasmtime::CacheConfig::new()) {
         Ok(cache) => {
             config.cache(Some(cache));
