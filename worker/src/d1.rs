@@ -1,6 +1,7 @@
 //! The core's storage port over Cloudflare D1 (binding `DB`).
 //!
-//! One table, created by `worker/migrations/0001_create_kv.sql`:
+//! The node's state is one table, created by `worker/migrations/0001_create_kv.sql`
+//! (the other, `cache_generation`, is the body cache's):
 //!
 //! ```sql
 //! CREATE TABLE kv (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;
@@ -12,7 +13,9 @@
 //! `hex(...)` text, which crosses D1's JSON wire at two characters a byte where a BLOB
 //! column would come back as an array of numbers.
 //!
-//! A [`WriteBatch`] is one `db.batch(...)`, which D1 runs as one transaction.
+//! A [`WriteBatch`] is one `db.batch(...)`, which D1 runs as one transaction; other
+//! statements can join it ([`D1Store::write_with`]: the body cache replaces its
+//! generation in the transaction of a reset, see [`crate::cache`]).
 //! Consecutive operations of one kind share a statement (a multi-row `INSERT`, a
 //! `DELETE ... IN`) within D1's limit of [`MAX_BOUND_PARAMETERS`]; reads of many keys
 //! are chunked the same way and sent as one batch, so every port call is one round
@@ -29,7 +32,7 @@ use js_sys::Uint8Array;
 use ledger_node_core::store::{self, Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
-use worker::{D1Database, D1PreparedStatement};
+use worker::{D1Database, D1PreparedStatement, D1Result};
 
 /// D1 refuses statements with more bound parameters than this.
 pub const MAX_BOUND_PARAMETERS: usize = 100;
@@ -86,6 +89,50 @@ impl D1Store {
     fn statements(&self, batch: &WriteBatch) -> Result<Vec<D1PreparedStatement>, StoreError> {
         plan(batch).iter().map(|planned| statement(&self.db, &planned.sql, &planned.params)).collect()
     }
+
+    /// The database.
+    pub fn database(&self) -> &D1Database {
+        &self.db
+    }
+
+    /// Applies `batch` and then `also` in one transaction (all or nothing), and returns
+    /// the results of `also`'s statements. [`Store::write`] is this without `also`.
+    pub async fn write_with(
+        &self,
+        batch: &WriteBatch,
+        also: Vec<D1PreparedStatement>,
+    ) -> Result<Vec<D1Result>, WriteError> {
+        let extra = also.len();
+        let mut statements = self.statements(batch)?;
+        statements.extend(also);
+        if statements.is_empty() {
+            return Ok(Vec::new());
+        }
+        let error = match self.db.batch(statements).await {
+            Ok(mut results) => return Ok(results.split_off(results.len().saturating_sub(extra))),
+            Err(error) => error,
+        };
+        let failure = StoreError::new(format!("D1 write: {error}"));
+        let guarded: Vec<&[u8]> = batch
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::PutIfAbsent { key, .. } => Some(key.as_slice()),
+                _ => None,
+            })
+            .collect();
+        if guarded.is_empty() {
+            return Err(failure.into());
+        }
+        // D1 rolled the batch back, so what is present now is what was present before.
+        let present = self.select(guarded, false).await.map_err(|e| {
+            StoreError::new(format!("{failure}; then, reading which put-if-absent keys were present: {e}"))
+        })?;
+        match store::first_failed_precondition(batch, |key| present.contains_key(key)) {
+            Some(key) => Err(WriteError::PreconditionFailed { key }),
+            None => Err(failure.into()),
+        }
+    }
 }
 
 impl Store for D1Store {
@@ -114,33 +161,7 @@ impl Store for D1Store {
     }
 
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let statements = self.statements(batch)?;
-        let Err(error) = self.db.batch(statements).await else {
-            return Ok(());
-        };
-        let failure = StoreError::new(format!("D1 write: {error}"));
-        let guarded: Vec<&[u8]> = batch
-            .ops
-            .iter()
-            .filter_map(|op| match op {
-                Op::PutIfAbsent { key, .. } => Some(key.as_slice()),
-                _ => None,
-            })
-            .collect();
-        if guarded.is_empty() {
-            return Err(failure.into());
-        }
-        // D1 rolled the batch back, so what is present now is what was present before.
-        let present = self.select(guarded, false).await.map_err(|e| {
-            StoreError::new(format!("{failure}; then, reading which put-if-absent keys were present: {e}"))
-        })?;
-        match store::first_failed_precondition(batch, |key| present.contains_key(key)) {
-            Some(key) => Err(WriteError::PreconditionFailed { key }),
-            None => Err(failure.into()),
-        }
+        self.write_with(batch, Vec::new()).await.map(drop)
     }
 }
 

@@ -8,9 +8,13 @@
 //!    `crypto.getRandomValues` (getrandom's `wasm_js` backend);
 //! 2. translates the request into the core's (`convert`), reading the body no further
 //!    than [`ledger_node_core::body_limit`] allows;
-//! 3. runs [`ledger_node_core::handle`] over [`D1Store`], the D1 database bound as `DB`;
+//! 3. runs [`ledger_node_core::handle`] over [`CachedStore`]: the D1 database bound as
+//!    `DB` ([`D1Store`], authoritative), with update bodies cached in the isolate's
+//!    memory and in the KV namespace bound as `CACHE`;
 //! 4. logs a 5xx's [`ledger_node_core::Response::log`] with `console.error` and
-//!    translates the response back.
+//!    translates the response back;
+//! 5. hands the KV puts of bodies it read from D1 to `ctx.wait_until`, so that they run
+//!    after the response.
 //!
 //! Routing, limits, authentication and every answer are the core's: no worker
 //! `Router` here.
@@ -18,14 +22,26 @@
 //! The `scheduled` handler (the cron trigger of `wrangler.toml`, every minute) runs the
 //! node's scheduled jobs, [`ledger_node_core::wallet::tick`], over the same store.
 //!
+//! ## The body cache
+//!
+//! `GET /v2/updates/{id}` (and `/v1`) reads one stored body, and bodies never change
+//! once written: only a reset deletes them. [`CachedStore`] keeps them in two tiers in
+//! front of D1, the isolate's memory (32 MiB, least recently used evicted first) and
+//! KV (shared by all isolates; skipped when `CACHE` is not bound); every other key, scan
+//! and write goes straight to D1. A reset replaces the cache *generation* kept in D1
+//! (table `cache_generation`), which is part of every KV key: the isolate that reset
+//! serves no old body, and every other isolate reads the generation again at most a
+//! second after it last did, and drops its memory tier when it changed. The `cache`
+//! module has the details.
+//!
 //! ## Build and run
 //!
 //! `wrangler.toml` (repository root) builds the crate with `worker-build --release
 //! worker` into `worker/build/`, binds the D1 database `DB` (schema in
-//! `worker/migrations/`) and sets the non-secret `[vars]`. `scripts/wrangler` runs the
-//! pinned wrangler with the environment the build needs without GitHub downloads
-//! (`WASM_BINDGEN_BIN`: the `wasm-bindgen` CLI of the pinned version; `ESBUILD_BIN`:
-//! wrangler's own esbuild):
+//! `worker/migrations/`) and the KV namespace `CACHE`, and sets the non-secret
+//! `[vars]`. `scripts/wrangler` runs the pinned wrangler with the environment the build
+//! needs without GitHub downloads (`WASM_BINDGEN_BIN`: the `wasm-bindgen` CLI of the
+//! pinned version; `ESBUILD_BIN`: wrangler's own esbuild):
 //!
 //! ```text
 //! scripts/wrangler d1 migrations apply DB --local --persist-to .wrangler/state
@@ -34,6 +50,7 @@
 //! curl -X POST -H 'Authorization: Bearer devtoken' localhost:8787/v0/admin/store-check
 //! ```
 
+mod cache;
 mod convert;
 mod d1;
 
@@ -41,14 +58,15 @@ use ledger_node_core::time::Timestamp;
 use ledger_node_core::{Config, Env, Error};
 use worker::{Context, Date, ScheduleContext, ScheduledEvent, console_error, console_log, event};
 
+pub use cache::CachedStore;
 pub use d1::D1Store;
 
 /// The D1 binding that holds the node's key-value table.
 pub const DB_BINDING: &str = "DB";
 
 #[event(fetch)]
-async fn fetch(mut request: worker::Request, env: worker::Env, _ctx: Context) -> worker::Result<worker::Response> {
-    let response = match serve(&mut request, &env).await {
+async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> worker::Result<worker::Response> {
+    let response = match serve(&mut request, &env, &ctx).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
     };
@@ -84,28 +102,47 @@ async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleConte
 async fn tick(env: &worker::Env) -> Result<ledger_node_core::wallet::TickReport, Error> {
     let config = Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
         .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
-    let db = env.d1(DB_BINDING).map_err(|e| {
-        Error::Internal(format!("the D1 database binding `{DB_BINDING}` (wrangler.toml) is unusable: {e}"))
-    })?;
+    let now = now()?;
+    let store = store(env, now)?;
     let mut entropy = [0u8; 32];
     getrandom::fill(&mut entropy).map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
-    let env = Env { now: now()?, entropy, config: &config };
-    ledger_node_core::wallet::tick(&env, &D1Store::new(db)).await
+    let env = Env { now, entropy, config: &config };
+    let report = ledger_node_core::wallet::tick(&env, &store).await;
+    if let Some(kv_puts) = store.flush_to_kv() {
+        kv_puts.await;
+    }
+    report
 }
 
 /// Serves `request` with the core.
-async fn serve(request: &mut worker::Request, env: &worker::Env) -> Result<ledger_node_core::Response, Error> {
+async fn serve(
+    request: &mut worker::Request,
+    env: &worker::Env,
+    ctx: &Context,
+) -> Result<ledger_node_core::Response, Error> {
     let config = Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
         .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
-    let db = env.d1(DB_BINDING).map_err(|e| {
-        Error::Internal(format!("the D1 database binding `{DB_BINDING}` (wrangler.toml) is unusable: {e}"))
-    })?;
     let now = now()?;
+    let store = store(env, now)?;
     let mut entropy = [0u8; 32];
     getrandom::fill(&mut entropy).map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
     let request = convert::request(request).await?;
     let env = Env { now, entropy, config: &config };
-    Ok(ledger_node_core::handle(&request, &env, &D1Store::new(db)).await)
+    let response = ledger_node_core::handle(&request, &env, &store).await;
+    if let Some(kv_puts) = store.flush_to_kv() {
+        ctx.wait_until(kv_puts);
+    }
+    Ok(response)
+}
+
+/// The node's store at `now`: the D1 database `DB` behind the body cache, with the KV
+/// namespace `CACHE` as the cache's shared tier if it is bound.
+fn store(env: &worker::Env, now: Timestamp) -> Result<CachedStore, Error> {
+    let db = env.d1(DB_BINDING).map_err(|e| {
+        Error::Internal(format!("the D1 database binding `{DB_BINDING}` (wrangler.toml) is unusable: {e}"))
+    })?;
+    let kv = env.kv(cache::KV_BINDING).ok();
+    Ok(CachedStore::new(D1Store::new(db), kv, now))
 }
 
 /// `Date.now()`, in microseconds.
