@@ -5,13 +5,15 @@
 //! component's `POST /v0/admin/ingest`, so memory stays bounded however large the file.
 //! Each batch is atomic; the file as a whole is not, but ingest is idempotent, so an
 //! interrupted run is resumed by running it again. Errors name the line of the file.
+//! One instance of the component serves every batch of a run, so its memory, grown by
+//! the first batch, is reused rather than mapped afresh for each.
 
 use std::io::BufRead;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
-use crate::host::{Node, Request};
+use crate::host::{Instance, Node, Request};
 
 /// Most records in one batch.
 pub const BATCH_LINES: usize = 20_000;
@@ -44,6 +46,7 @@ pub fn run(node: &Node, admin_token: &str, input: impl BufRead, progress: &mut d
     let mut line_number = 0usize;
     let mut input = input;
     let mut line = Vec::new();
+    let mut instance = node.checkout()?;
     loop {
         line.clear();
         let read = input.read_until(b'\n', &mut line).context("reading the input")?;
@@ -56,7 +59,7 @@ pub fn run(node: &Node, admin_token: &str, input: impl BufRead, progress: &mut d
             lines_in_batch += 1;
         }
         if (read == 0 && !batch.is_empty()) || lines_in_batch >= BATCH_LINES || batch.len() >= BATCH_BYTES {
-            let applied = send(node, admin_token, &batch, first_line)?;
+            let applied = send(&mut instance, admin_token, &batch, first_line)?;
             totals.add(&applied);
             progress.advance(batch.len() as u64, &totals);
             batch.clear();
@@ -70,7 +73,7 @@ pub fn run(node: &Node, admin_token: &str, input: impl BufRead, progress: &mut d
 }
 
 /// Sends one batch whose first line is line `first_line` of the input.
-fn send(node: &Node, admin_token: &str, batch: &[u8], first_line: usize) -> anyhow::Result<Totals> {
+fn send(instance: &mut Instance, admin_token: &str, batch: &[u8], first_line: usize) -> anyhow::Result<Totals> {
     let request = Request {
         method: "POST".into(),
         path: "/v0/admin/ingest".into(),
@@ -81,7 +84,7 @@ fn send(node: &Node, admin_token: &str, batch: &[u8], first_line: usize) -> anyh
         ],
         body: Some(batch.to_vec()),
     };
-    let response = node.handle(&request)?;
+    let response = instance.serve(&request)?;
     if response.status == 200 {
         return serde_json::from_slice(&response.body).context("reading the ingest summary");
     }
