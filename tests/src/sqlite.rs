@@ -19,16 +19,23 @@
 //! over a limit (512 MiB) checkpoints it whole itself; dropping the store does too.
 //! Pages are SQLite's default 4 KiB and readers keep SQLite's default 2 MiB page
 //! cache: a read copies a few small pages rather than mapping the file, so the
-//! process's memory stays bounded however large the store grows.
+//! process's memory stays bounded however large the store grows. A reader keeps its
+//! read transaction open across reads until a local commit or a few milliseconds make
+//! it stale ([`reader`]).
+
+mod reader;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, SyncSender, TrySendError};
-use std::sync::{Mutex, TryLockError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use ledger_node_core::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use reader::Reader;
 
 /// The schema. A `kv` row has exactly one of `v` (the value) and `body` (the row id of
 /// the value in `bodies`).
@@ -73,6 +80,9 @@ fn reader_count() -> usize {
 /// page each, and reads copy whole pages.
 const PAGE_BYTES: u32 = 4096;
 
+/// How often the checkpointer ends the read snapshots of idle readers.
+const SWEEP_EVERY: Duration = Duration::from_millis(50);
+
 /// How large the write-ahead log may grow before a write waits for a full checkpoint.
 const LOG_LIMIT_BYTES: u64 = 512 * 1024 * 1024;
 
@@ -82,9 +92,12 @@ pub struct SqliteStore {
     writer: Mutex<Connection>,
     /// Reader connections, each behind its own lock so that concurrent reads rarely
     /// meet; empty for in-memory databases, which read through the writer.
-    readers: Vec<Mutex<Connection>>,
+    readers: Arc<[Mutex<Reader>]>,
     /// Where the next read starts looking for an idle reader.
     next_reader: AtomicUsize,
+    /// How many writes this store has committed: a reader whose snapshot began at an
+    /// earlier epoch renews it.
+    epoch: AtomicU64,
     /// The checkpointer of a file-backed store.
     checkpointer: Option<Checkpointer>,
 }
@@ -100,7 +113,7 @@ struct Checkpointer {
 }
 
 impl Checkpointer {
-    fn start(path: &Path) -> Result<Self, StoreError> {
+    fn start(path: &Path, readers: Arc<[Mutex<Reader>]>) -> Result<Self, StoreError> {
         let connection = Connection::open(path).map_err(backend)?;
         connection.execute_batch("PRAGMA busy_timeout = 5000;").map_err(backend)?;
         let (wake, woken) = mpsc::sync_channel::<()>(1);
@@ -113,9 +126,29 @@ impl Checkpointer {
                         eprintln!("ledger-node: sqlite checkpoint ({mode}) failed: {e}");
                     }
                 };
-                while woken.recv().is_ok() {
-                    checkpoint("PASSIVE");
+                // Ends the snapshots idle readers hold, which would keep the checkpoint
+                // from reaching the end of the log.
+                let release = |age: Duration| {
+                    for reader in readers.iter() {
+                        if let Ok(mut reader) = reader.try_lock()
+                            && let Err(e) = reader.release_if_older(age)
+                        {
+                            eprintln!("ledger-node: sqlite: ending a read snapshot failed: {e}");
+                        }
+                    }
+                };
+                loop {
+                    match woken.recv_timeout(SWEEP_EVERY) {
+                        Ok(()) => {
+                            release(reader::MAX_AGE);
+                            checkpoint("PASSIVE");
+                        }
+                        Err(RecvTimeoutError::Timeout) => release(reader::MAX_AGE),
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
                 }
+                // The store is being dropped: no read is running, so none is skipped.
+                release(Duration::ZERO);
                 checkpoint("TRUNCATE");
             })
             .map_err(|e| StoreError::new(format!("sqlite: starting the checkpointer: {e}")))?;
@@ -189,10 +222,17 @@ impl SqliteStore {
                 Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                     .map_err(backend)?;
             reader.execute_batch("PRAGMA busy_timeout = 5000;").map_err(backend)?;
-            readers.push(Mutex::new(reader));
+            readers.push(Mutex::new(Reader::new(reader)));
         }
-        let checkpointer = Some(Checkpointer::start(path)?);
-        Ok(SqliteStore { writer: Mutex::new(writer), readers, next_reader: AtomicUsize::new(0), checkpointer })
+        let readers: Arc<[Mutex<Reader>]> = readers.into();
+        let checkpointer = Some(Checkpointer::start(path, Arc::clone(&readers))?);
+        Ok(SqliteStore {
+            writer: Mutex::new(writer),
+            readers,
+            next_reader: AtomicUsize::new(0),
+            epoch: AtomicU64::new(0),
+            checkpointer,
+        })
     }
 
     /// A private in-memory database.
@@ -201,8 +241,9 @@ impl SqliteStore {
         create_schema(&writer, Path::new(":memory:"))?;
         Ok(SqliteStore {
             writer: Mutex::new(writer),
-            readers: Vec::new(),
+            readers: Arc::new([]),
             next_reader: AtomicUsize::new(0),
+            epoch: AtomicU64::new(0),
             checkpointer: None,
         })
     }
@@ -215,17 +256,18 @@ impl SqliteStore {
             let writer = self.writer.lock().map_err(poisoned)?;
             return read(&writer).map_err(backend);
         }
+        let epoch = self.epoch.load(Ordering::Acquire);
         let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
         let count = self.readers.len();
         for offset in 0..count {
             match self.readers[(start + offset) % count].try_lock() {
-                Ok(connection) => return read(&connection).map_err(backend),
+                Ok(mut reader) => return reader.read(epoch, read).map_err(backend),
                 Err(TryLockError::WouldBlock) => continue,
                 Err(TryLockError::Poisoned(e)) => return Err(poisoned(e)),
             }
         }
-        let connection = self.readers[start % count].lock().map_err(poisoned)?;
-        read(&connection).map_err(backend)
+        let mut reader = self.readers[start % count].lock().map_err(poisoned)?;
+        reader.read(epoch, read).map_err(backend)
     }
 
     /// The value of `key`.
@@ -233,16 +275,11 @@ impl SqliteStore {
         self.read(|c| c.prepare_cached(GET)?.query_row([key], |row| row.get(0)).optional())
     }
 
-    /// The values of `keys`, in order, read in one transaction (one snapshot).
+    /// The values of `keys`, in order, read from one snapshot.
     pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         self.read(|c| {
-            let tx = c.unchecked_transaction()?;
-            let values = {
-                let mut statement = tx.prepare_cached(GET)?;
-                keys.iter().map(|key| statement.query_row([key], |row| row.get(0)).optional()).collect()
-            };
-            tx.finish()?;
-            values
+            let mut statement = c.prepare_cached(GET)?;
+            keys.iter().map(|key| statement.query_row([key], |row| row.get(0)).optional()).collect()
         })
     }
 
@@ -290,6 +327,7 @@ impl SqliteStore {
             }
         }
         tx.commit().map_err(backend)?;
+        self.epoch.fetch_add(1, Ordering::Release);
         if let Some(checkpointer) = &self.checkpointer {
             if checkpointer.log_bytes() > LOG_LIMIT_BYTES {
                 // The checkpointer fell behind (the log only restarts once a checkpoint
@@ -438,6 +476,56 @@ mod tests {
         assert!(matches!(store.write(&batch), Err(WriteError::PreconditionFailed { key }) if key == b"d"));
         assert_eq!(bodies(&store), (1, 1));
         assert_eq!(store.get(b"e").expect("a read"), None);
+    }
+
+    fn put(store: &SqliteStore, key: &[u8], value: &[u8]) {
+        let mut batch = WriteBatch::new();
+        batch.put(key.to_vec(), value.to_vec());
+        store.write(&batch).expect("a write");
+    }
+
+    #[test]
+    fn a_read_after_a_write_sees_it_on_every_reader() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = SqliteStore::open(&dir.path().join("node.sqlite")).expect("a store");
+        for round in 0..20u8 {
+            put(&store, b"k", &[round]);
+            for _ in 0..store.readers.len() {
+                assert_eq!(store.get(b"k").expect("a read"), Some(vec![round]));
+            }
+        }
+    }
+
+    #[test]
+    fn another_processs_writes_are_seen_within_a_snapshots_age() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("node.sqlite");
+        let (ours, theirs) = (SqliteStore::open(&path).expect("a store"), SqliteStore::open(&path).expect("another"));
+        assert_eq!(ours.get(b"k").expect("a read"), None);
+        put(&theirs, b"k", b"v");
+        let deadline = std::time::Instant::now() + reader::MAX_AGE + Duration::from_secs(1);
+        while ours.get(b"k").expect("a read").is_none() {
+            assert!(std::time::Instant::now() < deadline, "the write was not seen");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn idle_readers_do_not_keep_the_log_from_being_checkpointed() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("node.sqlite");
+        let store = SqliteStore::open(&path).expect("a store");
+        put(&store, b"k", &[1; 10_000]);
+        for _ in 0..store.readers.len() {
+            store.get(b"k").expect("a read");
+        }
+        put(&store, b"k", &[2; 10_000]);
+        // The readers' snapshots predate the last write; once the checkpointer has
+        // ended them, a full checkpoint is not blocked.
+        std::thread::sleep(reader::MAX_AGE + SWEEP_EVERY * 3);
+        let other = Connection::open(&path).expect("a connection");
+        let busy: i64 = other.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0)).expect("a checkpoint");
+        assert_eq!(busy, 0, "a reader still holds an old snapshot");
     }
 
     #[test]
