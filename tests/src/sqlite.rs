@@ -21,7 +21,7 @@
 //! cache: a read copies a few small pages rather than mapping the file, so the
 //! process's memory stays bounded however large the store grows. A reader keeps its
 //! read transaction open across reads until a local commit or a few milliseconds make
-//! it stale ([`reader`]).
+//! it stale (see `sqlite/reader.rs`).
 
 mod reader;
 
