@@ -1,10 +1,12 @@
 //! Runs the ledger-node component in wasmtime.
 //!
 //! The component is compiled once per process ([`Node::new`]; wasmtime's on-disk cache
-//! keeps the compiled code between runs, so a restart does not recompile). Every
-//! request gets a fresh instance in a fresh wasmtime store ([`Node::instance`]), so no
-//! state survives a request except what the node writes through its `store` import,
-//! which this host serves from a [`Backend`].
+//! keeps the compiled code between runs, so a restart does not recompile). An instance
+//! lives in a wasmtime store of its own ([`Node::instance`]). `serve` takes one from a
+//! pool of idle instances for each request ([`Node::checkout`], [`Node::checkin`]) and
+//! `ledger-node ingest` uses one for a whole run; that is safe because the component
+//! keeps no state between calls: everything the node knows it writes through its
+//! `store` import, which this host serves from a [`Backend`].
 
 use std::sync::Arc;
 use std::time::Duration;
