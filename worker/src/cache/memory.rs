@@ -64,27 +64,27 @@ impl Bodies {
     /// entries until it fits.
     pub fn insert(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.remove(&key);
-        let cost = cost(&key, &value);
-        if cost > self.capacity {
+        let charge = cost(&key, &value);
+        if charge > self.capacity {
             return;
         }
-        while self.used + cost > self.capacity {
+        while self.used + charge > self.capacity {
             let Some((_, oldest)) = self.by_use.pop_first() else { break };
             if let Some(slot) = self.entries.remove(&oldest) {
-                self.used -= cost_of(&oldest, &slot);
+                self.used -= cost(&oldest, &slot.value);
             }
         }
         self.clock += 1;
         self.by_use.insert(self.clock, key.clone());
         self.entries.insert(key, Slot { value, used_at: self.clock });
-        self.used += cost;
+        self.used += charge;
     }
 
     /// Forgets `key`.
     fn remove(&mut self, key: &[u8]) {
         if let Some(slot) = self.entries.remove(key) {
             self.by_use.remove(&slot.used_at);
-            self.used -= cost_of(key, &slot);
+            self.used -= cost(key, &slot.value);
         }
     }
 
@@ -106,10 +106,6 @@ impl Bodies {
     pub fn bytes(&self) -> usize {
         self.used
     }
-}
-
-fn cost_of(key: &[u8], slot: &Slot) -> usize {
-    cost(key, &slot.value)
 }
 
 /// The generation the isolate is using and the epoch it began in, taken when a read
