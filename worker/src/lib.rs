@@ -100,13 +100,10 @@ async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleConte
 
 /// Runs the scheduled jobs with the core.
 async fn tick(env: &worker::Env) -> Result<ledger_node_core::wallet::TickReport, Error> {
-    let config = Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
-        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
+    let config = config(env)?;
     let now = now()?;
     let store = store(env, now)?;
-    let mut entropy = [0u8; 32];
-    getrandom::fill(&mut entropy).map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
-    let env = Env { now, entropy, config: &config };
+    let env = Env { now, entropy: entropy()?, config: &config };
     let report = ledger_node_core::wallet::tick(&env, &store).await;
     if let Some(kv_puts) = store.flush_to_kv() {
         kv_puts.await;
@@ -120,12 +117,10 @@ async fn serve(
     env: &worker::Env,
     ctx: &Context,
 ) -> Result<ledger_node_core::Response, Error> {
-    let config = Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
-        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
+    let config = config(env)?;
     let now = now()?;
     let store = store(env, now)?;
-    let mut entropy = [0u8; 32];
-    getrandom::fill(&mut entropy).map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
+    let entropy = entropy()?;
     let request = convert::request(request).await?;
     let env = Env { now, entropy, config: &config };
     let response = ledger_node_core::handle(&request, &env, &store).await;
@@ -133,6 +128,19 @@ async fn serve(
         ctx.wait_until(kv_puts);
     }
     Ok(response)
+}
+
+/// The node's configuration, from the Worker's `[vars]` and secrets.
+fn config(env: &worker::Env) -> Result<Config, Error> {
+    Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
+        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))
+}
+
+/// 32 bytes from the runtime's random source (`crypto.getRandomValues`).
+fn entropy() -> Result<[u8; 32], Error> {
+    let mut entropy = [0u8; 32];
+    getrandom::fill(&mut entropy).map_err(|e| Error::Internal(format!("the runtime's random source failed: {e}")))?;
+    Ok(entropy)
 }
 
 /// The node's store at `now`: the D1 database `DB` behind the body cache, with the KV
