@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::json::Json;
 use crate::keys::{self, Key};
-use crate::ledger::{self, Outcome, stage::Stage};
+use crate::ledger::{self, Outcome, StoredUpdate, stage::Stage};
 use crate::names::TemplateNames;
 use crate::network::{self, Backfill, RollForwardLsu, Topology, WalletUser};
 use crate::state;
@@ -79,39 +79,44 @@ pub struct Line<'a> {
 
 /// Splits a batch into its records, refusing the first malformed line.
 pub fn parse_lines(body: &[u8]) -> Result<Vec<Line<'_>>, Error> {
-    let mut lines = Vec::new();
-    for (index, raw) in body.split(|b| *b == b'\n').enumerate() {
-        let number = index + 1;
+    lines(body).collect()
+}
+
+/// The records of a batch, one line at a time, each parsed only when it is reached.
+fn lines(body: &[u8]) -> impl Iterator<Item = Result<Line<'_>, Error>> {
+    body.split(|b| *b == b'\n').enumerate().filter_map(|(index, raw)| {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
+            return None;
         }
-        let value = Json::parse(raw).map_err(|e| Error::BadRequest(format!("line {number}: not valid JSON: {e}")))?;
-        let Json::Object(map) = value else {
-            return Err(Error::BadRequest(format!(
-                "line {number}: a record must be a JSON object with one key: one of {}",
-                KINDS.join(", ")
-            )));
-        };
-        if map.len() != 1 {
-            return Err(Error::BadRequest(format!(
-                "line {number}: a record must have exactly one key (one of {}), found {}",
-                KINDS.join(", "),
-                map.len()
-            )));
-        }
-        let Some((key, payload)) = map.into_entries().into_iter().next() else {
-            continue;
-        };
-        let Some(kind) = KINDS.iter().copied().find(|k| *k == key) else {
-            return Err(Error::BadRequest(format!(
-                "line {number}: unknown record kind {key:?}; expected one of {}",
-                KINDS.join(", ")
-            )));
-        };
-        lines.push(Line { number, kind, payload });
-    }
-    Ok(lines)
+        Some(parse_line(index + 1, raw))
+    })
+}
+
+/// Parses line `number`, `raw`, into its record.
+fn parse_line(number: usize, raw: &[u8]) -> Result<Line<'_>, Error> {
+    let value = Json::parse(raw).map_err(|e| Error::BadRequest(format!("line {number}: not valid JSON: {e}")))?;
+    let Json::Object(map) = value else {
+        return Err(Error::BadRequest(format!(
+            "line {number}: a record must be a JSON object with one key: one of {}",
+            KINDS.join(", ")
+        )));
+    };
+    let found = map.len();
+    let mut entries = map.into_entries();
+    let (Some((key, payload)), true) = (entries.pop(), found == 1) else {
+        return Err(Error::BadRequest(format!(
+            "line {number}: a record must have exactly one key (one of {}), found {found}",
+            KINDS.join(", "),
+        )));
+    };
+    let Some(kind) = KINDS.iter().copied().find(|k| *k == key) else {
+        return Err(Error::BadRequest(format!(
+            "line {number}: unknown record kind {key:?}; expected one of {}",
+            KINDS.join(", ")
+        )));
+    };
+    Ok(Line { number, kind, payload })
 }
 
 /// How often a batch is retried when another batch committed while it was prepared.
@@ -120,21 +125,30 @@ const ATTEMPTS: usize = 5;
 /// One parsed record of a batch.
 #[derive(Debug)]
 enum Record {
-    /// Boxed: an update is much larger than the other records.
-    Update(alloc::boxed::Box<Update>),
+    /// An update, with its bodies rendered for storage (taken by the first attempt to
+    /// apply the batch, rendered again by a retry). Boxed: an update is much larger
+    /// than the other records.
+    Update(alloc::boxed::Box<(Update, Option<StoredUpdate>)>),
     Topology(Topology),
     Backfill(Backfill),
     RollForwardLsu(Option<RollForwardLsu>),
     WalletUser(WalletUser),
 }
 
-/// Parses every record of the batch, refusing the first invalid one.
-fn parse_records(lines: Vec<Line<'_>>) -> Result<Vec<(usize, Record)>, Error> {
-    lines
-        .into_iter()
+/// Parses every record of the batch, refusing the first invalid one (in line order),
+/// and renders every update for storage: all of a batch's work that needs no store
+/// happens here, before the store is first touched. Each line goes from bytes to its
+/// typed record before the next is read, so its JSON document is dropped while it is
+/// still in the cache, and its memory is reused by the next line.
+fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
+    lines(body)
         .map(|line| {
+            let line = line?;
             let record = match line.kind {
-                "update" => Update::parse(&line.payload).map(|u| Record::Update(u.into())),
+                "update" => Update::parse(&line.payload).map(|u| {
+                    let stored = StoredUpdate::new(&u);
+                    Record::Update((u, Some(stored)).into())
+                }),
                 "topology" => Topology::parse(&line.payload).map(Record::Topology),
                 "backfill" => Backfill::parse(&line.payload).map(Record::Backfill),
                 "roll_forward_lsu" => RollForwardLsu::parse(&line.payload).map(Record::RollForwardLsu),
@@ -154,7 +168,7 @@ fn parse_records(lines: Vec<Line<'_>>) -> Result<Vec<(usize, Record)>, Error> {
 /// ([`crate::state`]).
 pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result<Summary, Error> {
     let names = TemplateNames::new(&config.names);
-    let records = parse_records(parse_lines(body)?)?;
+    let mut records = parse_records(body)?;
     for _ in 0..ATTEMPTS {
         let mut stage = Stage::new(store);
         let generation = current_generation(store).await?;
@@ -164,6 +178,7 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
                     .iter()
                     .filter_map(|(_, record)| match record {
                         Record::Update(update) => {
+                            let update = &update.0;
                             Some(ledger::keys_read(update).chain(state::keys_read(update, &names)))
                         }
                         _ => None,
@@ -172,21 +187,25 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
             )
             .await?;
         let mut summary = Summary::default();
-        for (number, record) in &records {
+        for (number, record) in &mut records {
             match record {
-                Record::Update(update) => match ledger::apply_update(&mut stage, update).await {
-                    Ok(Outcome::New) => {
-                        state::apply_update(&mut stage, update, &names).await?;
-                        summary.applied.update += 1;
+                Record::Update(update) => {
+                    let (update, stored) = &mut **update;
+                    let stored = stored.take().unwrap_or_else(|| StoredUpdate::new(update));
+                    match ledger::apply_update(&mut stage, update, stored).await {
+                        Ok(Outcome::New) => {
+                            state::apply_update(&mut stage, update, &names).await?;
+                            summary.applied.update += 1;
+                        }
+                        Ok(Outcome::Unchanged) => summary.unchanged += 1,
+                        Err(Error::Conflict(message)) => {
+                            return Err(Error::Conflict(format!(
+                                "line {number}: {message}; nothing of this batch was applied"
+                            )));
+                        }
+                        Err(other) => return Err(other),
                     }
-                    Ok(Outcome::Unchanged) => summary.unchanged += 1,
-                    Err(Error::Conflict(message)) => {
-                        return Err(Error::Conflict(format!(
-                            "line {number}: {message}; nothing of this batch was applied"
-                        )));
-                    }
-                    Err(other) => return Err(other),
-                },
+                }
                 Record::Topology(topology) => {
                     network::apply_topology(&mut stage, topology);
                     summary.applied.topology += 1;

@@ -18,6 +18,10 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::backend::Backend;
 
+pub mod turns;
+
+use turns::Turns;
+
 mod bindings {
     wasmtime::component::bindgen!({ world: "node", path: "../wit" });
 }
@@ -36,6 +40,38 @@ struct State {
     table: ResourceTable,
     backend: Arc<Backend>,
     calls: StoreCalls,
+    /// The turn the current request waits for before its first store call.
+    turn: Turn,
+}
+
+/// Where the current request stands in a [`Turns`] order.
+#[derive(Debug, Default)]
+enum Turn {
+    /// Not in a turn order: the store is used freely.
+    #[default]
+    Free,
+    /// Ticket `1` of the order `0`, not yet waited for.
+    Pending(Arc<Turns>, u64),
+    /// Its turn came.
+    Granted,
+    /// Its turn was refused: every store call fails.
+    Refused(&'static str),
+}
+
+impl State {
+    /// Waits for the request's turn, if it has one and has not waited yet.
+    fn take_turn(&mut self) -> Result<(), String> {
+        if let Turn::Pending(turns, ticket) = &self.turn {
+            self.turn = match turns.wait(*ticket) {
+                Ok(()) => Turn::Granted,
+                Err(why) => Turn::Refused(why),
+            };
+        }
+        match self.turn {
+            Turn::Refused(why) => Err(why.to_owned()),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// How many times an instance called each function of its `store` import: each one is
@@ -69,17 +105,20 @@ impl WasiView for State {
 impl wit::Host for State {
     fn get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, String> {
         self.calls.get += 1;
+        self.take_turn()?;
         self.backend.get(&key).map_err(|e| e.to_string())
     }
 
     fn get_many(&mut self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, String> {
         self.calls.get_many += 1;
+        self.take_turn()?;
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         self.backend.get_many(&keys).map_err(|e| e.to_string())
     }
 
     fn scan(&mut self, range: wit::ScanRange) -> Result<Vec<wit::Entry>, String> {
         self.calls.scan += 1;
+        self.take_turn()?;
         let scan = ledger_node_core::store::Scan {
             start: range.start,
             end: range.end,
@@ -93,6 +132,7 @@ impl wit::Host for State {
     fn write(&mut self, ops: Vec<wit::Op>) -> Result<(), wit::WriteError> {
         self.calls.write += 1;
         use ledger_node_core::store::{Op, WriteBatch, WriteError};
+        self.take_turn().map_err(wit::WriteError::Backend)?;
         let ops = ops
             .into_iter()
             .map(|op| match op {
@@ -208,6 +248,7 @@ impl Node {
             table: ResourceTable::new(),
             backend: Arc::clone(&self.backend),
             calls: StoreCalls::default(),
+            turn: Turn::Free,
         };
         let mut store = Store::new(self.pre.engine(), state);
         let bindings = self.pre.instantiate(&mut store).context("instantiating the component")?;
@@ -274,6 +315,17 @@ impl Instance {
     /// Serves `request`, keeping the instance for another.
     pub fn serve(&mut self, request: &Request) -> anyhow::Result<Response> {
         Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
+    }
+
+    /// Serves `request` as ticket `ticket` of `turns`: everything before its first store
+    /// call runs at once, concurrently with other instances; the rest in its turn. The
+    /// turn is finished, failed unless the response is a success, before this returns.
+    pub fn serve_in_turn(&mut self, request: &Request, turns: &Arc<Turns>, ticket: u64) -> anyhow::Result<Response> {
+        self.store.data_mut().turn = Turn::Pending(Arc::clone(turns), ticket);
+        let response = self.serve(request);
+        self.store.data_mut().turn = Turn::Free;
+        turns.finish(ticket, response.as_ref().is_ok_and(|r| (200..300).contains(&r.status)));
+        response
     }
 
     /// Serves `request`, and says how often the instance called its store.

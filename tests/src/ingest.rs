@@ -5,20 +5,32 @@
 //! component's `POST /v0/admin/ingest`, so memory stays bounded however large the file.
 //! Each batch is atomic; the file as a whole is not, but ingest is idempotent, so an
 //! interrupted run is resumed by running it again. Errors name the line of the file.
-//! One instance of the component serves every batch of a run, so its memory, grown by
-//! the first batch, is reused rather than mapped afresh for each.
+//!
+//! Batches are pipelined: [`workers`] instances of the component serve consecutive
+//! batches at once, each kept for the whole run (so its memory, grown by its first
+//! batch, is reused). The core parses, validates and renders a whole batch before its
+//! first store call, and the instances take [`Turns`] at the store, so one batch is
+//! prepared while the one before it is applied, yet batches are applied in input order
+//! and none after one that failed.
 
+use std::collections::BTreeMap;
 use std::io::BufRead;
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
+use crate::host::turns::Turns;
 use crate::host::{Instance, Node, Request};
 
 /// Most records in one batch.
 pub const BATCH_LINES: usize = 20_000;
 /// Most bytes in one batch (well under the 64 MiB ingest limit).
 pub const BATCH_BYTES: usize = 16 * 1024 * 1024;
+/// Most instances serving batches at once.
+const MAX_WORKERS: usize = 4;
 
 /// What an ingest run applied: the core's summary of a batch, added up over batches.
 pub use ledger_node_core::ingest::Summary as Totals;
@@ -37,16 +49,82 @@ impl Progress for Quiet {
     fn advance(&mut self, _: u64, _: &Totals) {}
 }
 
+/// How many instances serve batches at once: one per core, at least two (one batch
+/// prepared while another is applied) and at most four (each holds a batch in memory).
+pub fn workers() -> usize {
+    thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, MAX_WORKERS)
+}
+
+/// One batch of the input: its ticket (its place in the input), its first line, bytes.
+struct Batch {
+    ticket: u64,
+    first_line: usize,
+    bytes: Vec<u8>,
+}
+
+/// What serving a batch gave: its ticket, its size and its summary or error.
+type Outcome = (u64, u64, anyhow::Result<Totals>);
+
+/// How the input is cut into batches.
+#[derive(Debug, Clone, Copy)]
+pub struct Batching {
+    /// Most records in one batch.
+    pub lines: usize,
+    /// About the most bytes in one batch (a batch ends with the line that reaches it).
+    pub bytes: usize,
+}
+
+impl Default for Batching {
+    fn default() -> Self {
+        Batching { lines: BATCH_LINES, bytes: BATCH_BYTES }
+    }
+}
+
 /// Ingests every record of `input` through `node`, whose admin token is `admin_token`.
 pub fn run(node: &Node, admin_token: &str, input: impl BufRead, progress: &mut dyn Progress) -> anyhow::Result<Totals> {
-    let mut totals = Totals::default();
-    let mut batch = Vec::with_capacity(BATCH_BYTES);
+    run_batched(node, admin_token, input, progress, Batching::default())
+}
+
+/// [`run`], with batches cut by `batching`.
+pub fn run_batched(
+    node: &Node,
+    admin_token: &str,
+    input: impl BufRead,
+    progress: &mut dyn Progress,
+    batching: Batching,
+) -> anyhow::Result<Totals> {
+    let turns = Arc::new(Turns::new());
+    thread::scope(|scope| {
+        let (batches, queue) = std::sync::mpsc::sync_channel::<Batch>(0);
+        let queue = Arc::new(Mutex::new(queue));
+        let (outcomes, done) = std::sync::mpsc::channel::<Outcome>();
+        for _ in 0..workers() {
+            let (queue, outcomes, turns) = (Arc::clone(&queue), outcomes.clone(), Arc::clone(&turns));
+            scope.spawn(move || serve_batches(node, admin_token, &queue, &outcomes, &turns));
+        }
+        drop(outcomes);
+        let mut collector = Collector::new(progress);
+        let read = read_batches(input, batching, &batches, &done, &mut collector);
+        drop(batches);
+        let collected = collector.drain(done.iter());
+        read?;
+        collected
+    })
+}
+
+/// Reads `input` into batches and queues them, collecting outcomes as they come, until
+/// the input ends or a batch failed.
+fn read_batches(
+    mut input: impl BufRead,
+    batching: Batching,
+    batches: &SyncSender<Batch>,
+    done: &Receiver<Outcome>,
+    collector: &mut Collector<'_>,
+) -> anyhow::Result<()> {
+    let mut batch = Batch { ticket: 0, first_line: 1, bytes: Vec::with_capacity(batching.bytes.min(BATCH_BYTES)) };
     let mut lines_in_batch = 0usize;
-    let mut first_line = 1usize;
     let mut line_number = 0usize;
-    let mut input = input;
     let mut line = Vec::new();
-    let mut instance = node.checkout()?;
     loop {
         line.clear();
         let read = input.read_until(b'\n', &mut line).context("reading the input")?;
@@ -55,25 +133,114 @@ pub fn run(node: &Node, admin_token: &str, input: impl BufRead, progress: &mut d
             if !line.ends_with(b"\n") {
                 line.push(b'\n');
             }
-            batch.extend_from_slice(&line);
+            batch.bytes.extend_from_slice(&line);
             lines_in_batch += 1;
         }
-        if (read == 0 && !batch.is_empty()) || lines_in_batch >= BATCH_LINES || batch.len() >= BATCH_BYTES {
-            let applied = send(&mut instance, admin_token, &batch, first_line)?;
-            totals.add(&applied);
-            progress.advance(batch.len() as u64, &totals);
-            batch.clear();
+        if (read == 0 && !batch.bytes.is_empty())
+            || lines_in_batch >= batching.lines
+            || batch.bytes.len() >= batching.bytes
+        {
+            let next = Batch {
+                ticket: batch.ticket + 1,
+                first_line: line_number + 1,
+                bytes: Vec::with_capacity(batching.bytes.min(BATCH_BYTES)),
+            };
+            if batches.send(std::mem::replace(&mut batch, next)).is_err() {
+                return Ok(()); // every worker stopped: their outcomes say why
+            }
             lines_in_batch = 0;
-            first_line = line_number + 1;
+            if !collector.collect(done)? {
+                return Ok(());
+            }
         }
         if read == 0 {
-            return Ok(totals);
+            return Ok(());
         }
     }
 }
 
-/// Sends one batch whose first line is line `first_line` of the input.
-fn send(instance: &mut Instance, admin_token: &str, batch: &[u8], first_line: usize) -> anyhow::Result<Totals> {
+/// A worker: serves queued batches with one instance, in turn, until the queue closes.
+fn serve_batches(
+    node: &Node,
+    admin_token: &str,
+    queue: &Mutex<Receiver<Batch>>,
+    outcomes: &Sender<Outcome>,
+    turns: &Arc<Turns>,
+) {
+    let mut instance = node.checkout();
+    loop {
+        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(batch) = next else { return };
+        let (ticket, size) = (batch.ticket, batch.bytes.len() as u64);
+        let result = match &mut instance {
+            Ok(instance) => send(instance, admin_token, batch, turns),
+            Err(e) => {
+                turns.finish(ticket, false);
+                Err(anyhow::anyhow!("starting the component: {e:#}"))
+            }
+        };
+        if outcomes.send((ticket, size, result)).is_err() {
+            return;
+        }
+    }
+}
+/// Outcomes put back in input order: totals added up and progress reported batch by
+/// batch, and the first failure in input order kept.
+struct Collector<'p> {
+    progress: &'p mut dyn Progress,
+    totals: Totals,
+    /// The next ticket in input order.
+    next: u64,
+    /// Outcomes that came before those of earlier tickets.
+    early: BTreeMap<u64, (u64, anyhow::Result<Totals>)>,
+    failure: Option<anyhow::Error>,
+}
+
+impl<'p> Collector<'p> {
+    fn new(progress: &'p mut dyn Progress) -> Self {
+        Collector { progress, totals: Totals::default(), next: 0, early: BTreeMap::new(), failure: None }
+    }
+
+    /// Takes the outcomes that have come, without waiting; `false` once a batch failed.
+    fn collect(&mut self, done: &Receiver<Outcome>) -> anyhow::Result<bool> {
+        loop {
+            match done.try_recv() {
+                Ok(outcome) => self.take(outcome),
+                Err(TryRecvError::Empty) => return Ok(self.failure.is_none()),
+                Err(TryRecvError::Disconnected) => bail!("every ingest worker stopped"),
+            }
+        }
+    }
+
+    /// Takes every remaining outcome: the totals, or the first failure in input order.
+    fn drain(mut self, outcomes: impl Iterator<Item = Outcome>) -> anyhow::Result<Totals> {
+        outcomes.for_each(|outcome| self.take(outcome));
+        match self.failure {
+            Some(failure) => Err(failure),
+            None => Ok(self.totals),
+        }
+    }
+
+    fn take(&mut self, (ticket, size, result): Outcome) {
+        self.early.insert(ticket, (size, result));
+        while let Some((size, result)) = self.early.remove(&self.next) {
+            self.next += 1;
+            if self.failure.is_some() {
+                continue; // later batches were refused their turn
+            }
+            match result {
+                Ok(applied) => {
+                    self.totals.add(&applied);
+                    self.progress.advance(size, &self.totals);
+                }
+                Err(e) => self.failure = Some(e),
+            }
+        }
+    }
+}
+
+/// Sends one batch, in its turn.
+fn send(instance: &mut Instance, admin_token: &str, batch: Batch, turns: &Arc<Turns>) -> anyhow::Result<Totals> {
     let request = Request {
         method: "POST".into(),
         path: "/v0/admin/ingest".into(),
@@ -82,9 +249,9 @@ fn send(instance: &mut Instance, admin_token: &str, batch: &[u8], first_line: us
             ("authorization".into(), format!("Bearer {admin_token}")),
             ("content-type".into(), "application/x-ndjson".into()),
         ],
-        body: Some(batch.to_vec()),
+        body: Some(batch.bytes),
     };
-    let response = instance.serve(&request)?;
+    let response = instance.serve_in_turn(&request, turns, batch.ticket)?;
     if response.status == 200 {
         return serde_json::from_slice(&response.body).context("reading the ingest summary");
     }
@@ -95,7 +262,7 @@ fn send(instance: &mut Instance, admin_token: &str, batch: &[u8], first_line: us
     if let Some(log) = &response.log {
         eprintln!("ledger-node: {log}");
     }
-    bail!("{} (status {})", renumber(&message, first_line), response.status)
+    bail!("{} (status {})", renumber(&message, batch.first_line), response.status)
 }
 
 /// Rewrites a leading `line N:` of a batch's error to the line of the whole input.
@@ -134,6 +301,64 @@ pub fn summary(totals: &Totals, started: Instant) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::Backend;
+    use crate::host::{self, Options};
+
+    const TOKEN: &str = "admin-token";
+
+    fn node() -> Node {
+        let config = vec![(ledger_node_core::config::ADMIN_TOKEN.to_owned(), TOKEN.to_owned())];
+        Node::new(&host::engine().expect("an engine"), Backend::memory(), Options { config, fixed_clock: None })
+            .expect("a node")
+    }
+
+    /// Counts the batches applied, to check that progress comes in input order.
+    struct Batches(Vec<u64>);
+
+    impl Progress for Batches {
+        fn advance(&mut self, _: u64, totals: &Totals) {
+            self.0.push(totals.updates());
+        }
+    }
+
+    /// A demo history of `updates` updates, as lines.
+    fn history(updates: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        crate::demo::write(&crate::demo::Options { updates, seed: 3 }, &mut out).expect("a history");
+        String::from_utf8(out).expect("UTF-8").lines().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn pipelined_batches_apply_in_order_and_none_after_a_failure() {
+        let node = node();
+        let lines = history(60);
+        let batching = Batching { lines: 3, bytes: usize::MAX };
+        // The bad line starts a batch past the history's preamble of network records,
+        // with updates before it and after it.
+        let at = lines.len() / 6 * 3;
+        let mut bad = lines.clone();
+        bad.insert(at, String::from(r#"{"update":{"update_id":7}}"#));
+        let input = bad.join("\n");
+        let error = run_batched(&node, TOKEN, input.as_bytes(), &mut Quiet, batching).expect_err("a bad line");
+        assert!(format!("{error:#}").starts_with(&format!("line {}: ", at + 1)), "{error:#}");
+
+        // Exactly the batches before the bad one were applied: their updates are held,
+        // and every later one is new.
+        let applied_before = history_updates(&lines[..at]);
+        assert!((10..50).contains(&applied_before), "{applied_before} updates before line {at}");
+        let mut progress = Batches(Vec::new());
+        let input = lines.join("\n");
+        let totals = run_batched(&node, TOKEN, input.as_bytes(), &mut progress, batching).expect("a good history");
+        assert_eq!(totals.unchanged, applied_before);
+        assert_eq!(totals.applied.update, 60 - applied_before);
+        assert_eq!(progress.0.len(), lines.len().div_ceil(3), "one progress step per batch");
+        assert!(progress.0.is_sorted(), "totals grow batch by batch: {:?}", progress.0);
+        assert_eq!(progress.0.last(), Some(&60));
+    }
+
+    fn history_updates(lines: &[String]) -> u64 {
+        lines.iter().filter(|l| l.starts_with(r#"{"update":"#)).count() as u64
+    }
 
     #[test]
     fn batch_line_numbers_become_input_line_numbers() {

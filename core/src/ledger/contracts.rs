@@ -12,10 +12,12 @@
 //! flight if only the unassignment is; with no reassignment events it is where it was
 //! created. One reverse scan of one key answers this, whatever order the events came in.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::keys::{self, Key};
 use crate::ledger::stage::Stage;
@@ -86,9 +88,49 @@ fn decode(contract_id: &str, bytes: &[u8]) -> Result<ContractRecord, StoreError>
         .map_err(|e| StoreError::new(alloc::format!("contract {contract_id}: unreadable record: {e}")))
 }
 
-fn encode(record: &ContractRecord) -> Vec<u8> {
-    // A record of strings and a JSON value always serializes.
+fn encode(record: &impl Serialize) -> Vec<u8> {
+    // A record of strings, booleans and JSON values always serializes.
     serde_json::to_vec(record).unwrap_or_default()
+}
+
+/// A contract record as ingest writes it: the fields of [`ContractRecord`], in its
+/// order, with a payload that is written without being built as a JSON tree first
+/// (when created) or that stays the JSON text it was stored as (when archived).
+#[derive(Serialize, Deserialize)]
+struct Written<'a, P> {
+    #[serde(borrow)]
+    template_id: Cow<'a, str>,
+    #[serde(default = "none", skip_serializing_if = "Option::is_none")]
+    created: Option<WrittenCreation<'a, P>>,
+    #[serde(default)]
+    archived: bool,
+}
+
+fn none<T>() -> Option<T> {
+    None
+}
+
+/// The fields of [`Creation`], in its order.
+#[derive(Serialize, Deserialize)]
+struct WrittenCreation<'a, P> {
+    payload: P,
+    #[serde(borrow)]
+    created_at: Cow<'a, str>,
+    #[serde(borrow)]
+    blob: Cow<'a, str>,
+    #[serde(borrow)]
+    synchronizer_id: Cow<'a, str>,
+    import: bool,
+    #[serde(borrow, default, skip_serializing_if = "str::is_empty")]
+    package_name: Cow<'a, str>,
+}
+
+/// A stored record whose payload is kept as JSON text: enough to archive it.
+type Stored<'a> = Written<'a, &'a RawValue>;
+
+fn decode_stored<'a>(contract_id: &str, bytes: &'a [u8]) -> Result<Stored<'a>, StoreError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::new(alloc::format!("contract {contract_id}: unreadable record: {e}")))
 }
 
 /// Reads a contract's record.
@@ -108,22 +150,22 @@ pub async fn create<S: Store>(
     import: bool,
 ) -> Result<(), StoreError> {
     let key = contract_key(&event.contract_id);
-    let existing = match stage.get(&key).await? {
-        Some(bytes) => Some(decode(&event.contract_id, &bytes)?),
-        None => None,
-    };
-    if existing.as_ref().is_some_and(|r| r.created.is_some() || r.archived) {
-        return Ok(());
+    if let Some(bytes) = stage.get(&key).await? {
+        let existing = decode_stored(&event.contract_id, &bytes)?;
+        if existing.created.is_some() || existing.archived {
+            return Ok(());
+        }
     }
-    let record = ContractRecord {
+    let created_at = alloc::format!("{}", event.created_at);
+    let record = Written {
         template_id: event.template_id.as_str().into(),
-        created: Some(Creation {
-            payload: event.create_arguments.render(Encoding::CompactJson),
-            created_at: alloc::format!("{}", event.created_at),
-            blob: event.created_event_blob.as_ref().map(|b| String::from(b.as_str())).unwrap_or_default(),
+        created: Some(WrittenCreation {
+            payload: event.create_arguments.encoded(Encoding::CompactJson),
+            created_at: created_at.as_str().into(),
+            blob: event.created_event_blob.as_ref().map_or("", |b| b.as_str()).into(),
             synchronizer_id: synchronizer_id.into(),
             import,
-            package_name: event.package_name.clone(),
+            package_name: event.package_name.as_str().into(),
         }),
         archived: false,
     };
@@ -139,9 +181,10 @@ pub async fn archive<S: Store>(
     template_id: &crate::update::TemplateId,
 ) -> Result<(), StoreError> {
     let key = contract_key(contract_id);
-    let mut record = match stage.get(&key).await? {
-        Some(bytes) => decode(contract_id, &bytes)?,
-        None => ContractRecord { template_id: template_id.as_str().into(), created: None, archived: false },
+    let bytes = stage.get(&key).await?;
+    let mut record = match &bytes {
+        Some(bytes) => decode_stored(contract_id, bytes)?,
+        None => Stored { template_id: template_id.as_str().into(), created: None, archived: false },
     };
     if record.archived {
         return Ok(());
@@ -180,5 +223,84 @@ pub async fn location<S: Store>(store: &S, contract_id: &str, record: &ContractR
             }
         }
         None => Ok(Location::On(record.created.as_ref().map(|c| c.synchronizer_id.clone()).unwrap_or_default())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::block_on;
+    use crate::store::MemoryStore;
+    use crate::update::{Event, Update};
+
+    /// A created event whose payload and strings need escaping.
+    fn created() -> CreatedEvent {
+        let update = Update::parse(&crate::json::Json::from(&serde_json::json!({
+            "update_id": "u", "migration_id": 0, "workflow_id": "", "record_time": "2024-01-01T00:00:00Z",
+            "synchronizer_id": "s", "effective_at": "2024-01-01T00:00:00Z", "root_event_ids": ["u:0"],
+            "events_by_id": {"u:0": {
+                "event_type": "created_event", "event_id": "u:0", "contract_id": "c\"1", "template_id": "p:M:T",
+                "package_name": "p", "created_at": "2024-01-01T00:00:00.5Z", "signatories": [], "observers": [],
+                "created_event_blob": "AAEC",
+                "create_arguments": {"record": {"fields": [
+                    {"label": "note", "value": {"text": "a \"quoted\" line\n"}},
+                    {"label": "n", "value": {"int64": "7"}}
+                ]}}
+            }}
+        })))
+        .expect("a valid transaction");
+        let Update::Transaction(tx) = update else { panic!("a transaction") };
+        match tx.events_by_id.into_values().next() {
+            Some(Event::Created(created)) => created,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn stored(store: &MemoryStore, id: &str) -> ContractRecord {
+        block_on(read(store, id)).expect("readable").expect("present")
+    }
+
+    #[test]
+    fn a_created_record_reads_back_and_archiving_keeps_its_payload() {
+        let store = MemoryStore::new();
+        let event = created();
+        let mut stage = Stage::new(&store);
+        block_on(create(&mut stage, &event, "s", true)).expect("created");
+        block_on(store.write(&stage.into_batch())).expect("written");
+        let record = stored(&store, &event.contract_id);
+        let creation = record.created.clone().expect("a creation");
+        assert_eq!(creation.payload, event.create_arguments.render(Encoding::CompactJson));
+        assert_eq!(creation.payload["note"], "a \"quoted\" line\n");
+        assert_eq!(creation.created_at, "2024-01-01T00:00:00.500000Z");
+        assert_eq!((creation.blob.as_str(), creation.synchronizer_id.as_str(), creation.import), ("AAEC", "s", true));
+        assert_eq!(creation.package_name, "p");
+        assert!(record.is_active());
+        let index_key = template_key(event.template_id.qualified_name(), &event.contract_id);
+        assert_eq!(block_on(store.get(&index_key)).expect("readable"), Some(Vec::new()), "indexed as active");
+
+        let mut stage = Stage::new(&store);
+        block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+        block_on(store.write(&stage.into_batch())).expect("written");
+        let archived = stored(&store, &event.contract_id);
+        assert!(archived.archived);
+        assert_eq!(archived.created, Some(creation), "the payload is kept as it was");
+        assert_eq!(block_on(store.get(&index_key)).expect("readable"), None, "no longer indexed as active");
+    }
+
+    #[test]
+    fn an_archive_before_the_create_leaves_a_tombstone_that_the_create_keeps() {
+        let store = MemoryStore::new();
+        let event = created();
+        for step in 0..2 {
+            let mut stage = Stage::new(&store);
+            if step == 0 {
+                block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+            } else {
+                block_on(create(&mut stage, &event, "s", false)).expect("created");
+            }
+            block_on(store.write(&stage.into_batch())).expect("written");
+        }
+        let record = stored(&store, &event.contract_id);
+        assert_eq!(record, ContractRecord { template_id: "p:M:T".into(), created: None, archived: true });
     }
 }

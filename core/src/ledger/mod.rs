@@ -56,10 +56,13 @@ pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> +
         .chain(crate::wallet::outcome::keys_read(update))
 }
 
-/// Stores `update` and derives state from it; an update already held with other
-/// content is a conflict.
-pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -> Result<Outcome, Error> {
-    let stored = StoredUpdate::new(update);
+/// Stores `update`, rendered for storage as `stored` ([`StoredUpdate::new`]), and
+/// derives state from it; an update already held with other content is a conflict.
+pub async fn apply_update<S: Store>(
+    stage: &mut Stage<'_, S>,
+    update: &Update,
+    stored: StoredUpdate,
+) -> Result<Outcome, Error> {
     if let Some(existing) = stage.get(&updates::hash_key(update.id())).await? {
         return if existing.as_slice() == stored.hash() {
             Ok(Outcome::Unchanged)
