@@ -96,7 +96,10 @@ fn encode(record: &impl Serialize) -> Vec<u8> {
 /// A contract record as ingest writes it: the fields of [`ContractRecord`], in its
 /// order, with a payload that is written without being built as a JSON tree first
 /// (when created) or that stays the JSON text it was stored as (when archived).
+/// Unknown fields are refused rather than dropped, so that a field added to
+/// [`ContractRecord`] but not here is an error, never lost by an archive.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Written<'a, P> {
     #[serde(borrow)]
     template_id: Cow<'a, str>,
@@ -112,6 +115,7 @@ fn none<T>() -> Option<T> {
 
 /// The fields of [`Creation`], in its order.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct WrittenCreation<'a, P> {
     payload: P,
     #[serde(borrow)]
@@ -285,6 +289,29 @@ mod tests {
         assert!(archived.archived);
         assert_eq!(archived.created, Some(creation), "the payload is kept as it was");
         assert_eq!(block_on(store.get(&index_key)).expect("readable"), None, "no longer indexed as active");
+    }
+
+    #[test]
+    fn a_record_is_written_back_byte_for_byte_with_every_field() {
+        let record = ContractRecord {
+            template_id: "p:M:T".into(),
+            created: Some(Creation {
+                payload: serde_json::json!({"b": [1, {"c": "d\"e"}], "a": null}),
+                created_at: "2024-01-01T00:00:00.000000Z".into(),
+                blob: "AAEC".into(),
+                synchronizer_id: "s".into(),
+                import: true,
+                package_name: "p".into(),
+            }),
+            archived: true,
+        };
+        let bytes = serde_json::to_vec(&record).expect("a record");
+        let stored = decode_stored("c", &bytes).expect("every field is known");
+        assert_eq!(encode(&stored), bytes);
+        let mut extra: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+        extra["created"]["colour"] = "red".into();
+        let extra = serde_json::to_vec(&extra).expect("JSON");
+        assert!(decode_stored("c", &extra).is_err(), "an unknown field is refused, not dropped");
     }
 
     #[test]
