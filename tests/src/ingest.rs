@@ -94,13 +94,14 @@ pub fn run_batched(
     batching: Batching,
 ) -> anyhow::Result<Totals> {
     let turns = Arc::new(Turns::new());
+    let (batches, queue) = std::sync::mpsc::sync_channel::<Batch>(0);
+    let queue = Mutex::new(queue);
     thread::scope(|scope| {
-        let (batches, queue) = std::sync::mpsc::sync_channel::<Batch>(0);
-        let queue = Arc::new(Mutex::new(queue));
+        let queue = &queue;
         let (outcomes, done) = std::sync::mpsc::channel::<Outcome>();
         for _ in 0..workers() {
-            let (queue, outcomes, turns) = (Arc::clone(&queue), outcomes.clone(), Arc::clone(&turns));
-            scope.spawn(move || serve_batches(node, admin_token, &queue, &outcomes, &turns));
+            let (outcomes, turns) = (outcomes.clone(), &turns);
+            scope.spawn(move || serve_batches(node, admin_token, queue, &outcomes, turns));
         }
         drop(outcomes);
         let mut collector = Collector::new(progress);
