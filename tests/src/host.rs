@@ -47,13 +47,11 @@ struct State {
 /// Where the current request stands in a [`Turns`] order.
 #[derive(Debug, Default)]
 enum Turn {
-    /// Not in a turn order: the store is used freely.
+    /// Not waiting for a turn (none to wait for, or it came): the store is used freely.
     #[default]
     Free,
-    /// Ticket `1` of the order `0`, not yet waited for.
+    /// Holding a ticket of an order, not yet waited for.
     Pending(Arc<Turns>, u64),
-    /// Its turn came.
-    Granted,
     /// Its turn was refused: every store call fails.
     Refused(&'static str),
 }
@@ -63,7 +61,7 @@ impl State {
     fn take_turn(&mut self) -> Result<(), String> {
         if let Turn::Pending(turns, ticket) = &self.turn {
             self.turn = match turns.wait(*ticket) {
-                Ok(()) => Turn::Granted,
+                Ok(()) => Turn::Free,
                 Err(why) => Turn::Refused(why),
             };
         }

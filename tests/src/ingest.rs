@@ -74,6 +74,13 @@ pub struct Batching {
     pub bytes: usize,
 }
 
+impl Batching {
+    /// An empty buffer for one batch, its capacity reserved up to [`BATCH_BYTES`].
+    fn buffer(&self) -> Vec<u8> {
+        Vec::with_capacity(self.bytes.min(BATCH_BYTES))
+    }
+}
+
 impl Default for Batching {
     fn default() -> Self {
         Batching { lines: BATCH_LINES, bytes: BATCH_BYTES }
@@ -122,7 +129,7 @@ fn read_batches(
     done: &Receiver<Outcome>,
     collector: &mut Collector<'_>,
 ) -> anyhow::Result<()> {
-    let mut batch = Batch { ticket: 0, first_line: 1, bytes: Vec::with_capacity(batching.bytes.min(BATCH_BYTES)) };
+    let mut batch = Batch { ticket: 0, first_line: 1, bytes: batching.buffer() };
     let mut lines_in_batch = 0usize;
     let mut line_number = 0usize;
     let mut line = Vec::new();
@@ -141,11 +148,7 @@ fn read_batches(
             || lines_in_batch >= batching.lines
             || batch.bytes.len() >= batching.bytes
         {
-            let next = Batch {
-                ticket: batch.ticket + 1,
-                first_line: line_number + 1,
-                bytes: Vec::with_capacity(batching.bytes.min(BATCH_BYTES)),
-            };
+            let next = Batch { ticket: batch.ticket + 1, first_line: line_number + 1, bytes: batching.buffer() };
             if batches.send(std::mem::replace(&mut batch, next)).is_err() {
                 return Ok(()); // every worker stopped: their outcomes say why
             }
