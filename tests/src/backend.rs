@@ -26,12 +26,6 @@ impl Backend {
         SqliteStore::open(path).map(Backend::Sqlite)
     }
 
-    /// The SQLite database file at `path`, created if absent, held by this process
-    /// alone while it is open, for a bulk load ([`SqliteStore::open_exclusive`]).
-    pub fn sqlite_exclusive(path: &Path) -> Result<Self, StoreError> {
-        SqliteStore::open_exclusive(path).map(Backend::Sqlite)
-    }
-
     /// An empty in-memory store.
     pub fn memory() -> Self {
         Backend::Memory(Mutex::new(MemoryStore::new()))

@@ -110,12 +110,7 @@ fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {
     );
     vars.retain(|(name, _)| name != ledger_node_core::config::ADMIN_TOKEN);
     vars.push((ledger_node_core::config::ADMIN_TOKEN.to_owned(), token.clone()));
-    let backend = Backend::sqlite_exclusive(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
-    if let Backend::Sqlite(store) = &backend
-        && !store.is_exclusive()
-    {
-        eprintln!("ledger-node ingest: {} is open elsewhere (a node serving it?): sharing it", db.display());
-    }
+    let backend = Backend::sqlite(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
     let node = Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?;
     let started = std::time::Instant::now();
     let (reader, len): (Box<dyn std::io::BufRead>, Option<u64>) = if input == "-" {

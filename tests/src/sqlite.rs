@@ -23,16 +23,9 @@
 //! read transaction open across reads until a local commit or a few milliseconds make
 //! it stale (see `sqlite/reader.rs`).
 //!
-//! A bulk load (`ledger-node ingest`) may instead hold the file alone
-//! ([`SqliteStore::open_exclusive`]): an exclusive lock and a rollback journal, which
-//! records only the pages a commit overwrites. The bodies a load appends land on new
-//! pages, so each is written once, where WAL writes it to the log and then again into
-//! the database. When another connection has the file open (a node serving it), the
-//! load shares it in WAL mode instead.
-//!
 //! Statement journals (SQLite's undo log for one statement inside a transaction, which
-//! an upsert with triggers needs) stay in memory: spilled to temporary files they
-//! wrote four kilobytes for every key an ingest put.
+//! an upsert with triggers needs) stay in memory: spilled to temporary files, they
+//! wrote a page for every key an ingest put, more bytes than the log itself.
 
 mod reader;
 
@@ -91,10 +84,6 @@ fn reader_count() -> usize {
 /// page each, and reads copy whole pages.
 const PAGE_BYTES: u32 = 4096;
 
-/// The settings of every writer connection: a 64 MiB page cache, and statement
-/// journals in memory.
-const WRITER_PRAGMAS: &str = "PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;";
-
 /// How often the checkpointer ends the read snapshots of idle readers.
 const SWEEP_EVERY: Duration = Duration::from_millis(50);
 
@@ -115,9 +104,6 @@ pub struct SqliteStore {
     epoch: AtomicU64,
     /// The checkpointer of a file-backed store.
     checkpointer: Option<Checkpointer>,
-    /// Whether this store holds its file alone ([`SqliteStore::open_exclusive`]), to
-    /// be handed back in WAL mode when dropped.
-    exclusive: bool,
 }
 
 /// A thread that checkpoints the write-ahead log when woken, and checkpoints it whole
@@ -229,7 +215,8 @@ impl SqliteStore {
         writer
             .execute_batch(&format!(
                 "PRAGMA page_size = {PAGE_BYTES}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                 PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 0; {WRITER_PRAGMAS}"
+                 PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536; \
+                 PRAGMA temp_store = MEMORY;"
             ))
             .map_err(backend)?;
         create_schema(&writer, path)?;
@@ -250,53 +237,7 @@ impl SqliteStore {
             next_reader: AtomicUsize::new(0),
             epoch: AtomicU64::new(0),
             checkpointer,
-            exclusive: false,
         })
-    }
-
-    /// Opens (creating if needed) the database file at `path` for this connection
-    /// alone, for a bulk load: an exclusive lock until the store is dropped, and a
-    /// rollback journal, so that the pages a load appends are written once. Reads go
-    /// through the writer. When another connection has the file open, this is
-    /// [`SqliteStore::open`], sharing it. Dropping the store leaves the file in WAL mode.
-    pub fn open_exclusive(path: &Path) -> Result<Self, StoreError> {
-        let writer = Connection::open(path).map_err(backend)?;
-        // Taking the file alone fails at once (no busy timeout yet) when another
-        // connection has it open, rather than waiting for it.
-        let mode = writer
-            .execute_batch(&format!(
-                "PRAGMA busy_timeout = 0; PRAGMA page_size = {PAGE_BYTES}; PRAGMA locking_mode = EXCLUSIVE;"
-            ))
-            .and_then(|()| writer.query_row("PRAGMA journal_mode = TRUNCATE", [], |row| row.get::<_, String>(0)));
-        match mode {
-            Ok(mode) if mode.eq_ignore_ascii_case("truncate") => {}
-            Ok(_)
-            | Err(rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error { code: rusqlite::ErrorCode::DatabaseBusy, .. },
-                _,
-            )) => {
-                drop(writer);
-                return Self::open(path);
-            }
-            Err(e) => return Err(backend(e)),
-        }
-        writer
-            .execute_batch(&format!("PRAGMA busy_timeout = 5000; PRAGMA synchronous = FULL; {WRITER_PRAGMAS}"))
-            .map_err(backend)?;
-        create_schema(&writer, path)?;
-        Ok(SqliteStore {
-            writer: Mutex::new(writer),
-            readers: Arc::new([]),
-            next_reader: AtomicUsize::new(0),
-            epoch: AtomicU64::new(0),
-            checkpointer: None,
-            exclusive: true,
-        })
-    }
-
-    /// Whether this store holds its file alone ([`SqliteStore::open_exclusive`]).
-    pub fn is_exclusive(&self) -> bool {
-        self.exclusive
     }
 
     /// A private in-memory database.
@@ -309,7 +250,6 @@ impl SqliteStore {
             next_reader: AtomicUsize::new(0),
             epoch: AtomicU64::new(0),
             checkpointer: None,
-            exclusive: false,
         })
     }
 
@@ -406,18 +346,6 @@ impl SqliteStore {
     }
 }
 
-impl Drop for SqliteStore {
-    /// Hands a file held alone back in WAL mode, as every other connection opens it.
-    fn drop(&mut self) {
-        if self.exclusive
-            && let Ok(writer) = self.writer.get_mut()
-            && let Err(e) = writer.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-        {
-            eprintln!("ledger-node: sqlite: returning the file to WAL mode failed: {e}");
-        }
-    }
-}
-
 /// Applies one operation; `false` when a put-if-absent found its key present.
 fn apply(tx: &rusqlite::Transaction<'_>, op: &Op) -> rusqlite::Result<bool> {
     match op {
@@ -498,6 +426,9 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("node.sqlite")).expect("a store");
         assert_eq!(pragma(&store, "page_size"), i64::from(PAGE_BYTES));
         assert_eq!(pragma(&store, "user_version"), LAYOUT_VERSION);
+        let writer = store.writer.lock().expect("the writer");
+        let temp_store: i64 = writer.query_row("PRAGMA temp_store", [], |row| row.get(0)).expect("a pragma");
+        assert_eq!(temp_store, 2, "statement journals are kept in memory");
     }
 
     #[test]
@@ -618,66 +549,5 @@ mod tests {
         assert!(std::fs::metadata(&wal).map_or(true, |m| m.len() == 0), "the log is empty or gone");
         let reopened = SqliteStore::open(&path).expect("the store again");
         assert_eq!(reopened.get(b"k").expect("a read"), Some(vec![7; 100_000]));
-    }
-
-    fn journal_mode(path: &Path) -> String {
-        let connection = Connection::open(path).expect("a connection");
-        connection.query_row("PRAGMA journal_mode", [], |row| row.get(0)).expect("the journal mode")
-    }
-
-    #[test]
-    fn a_bulk_load_holds_the_file_alone_and_hands_it_back_in_wal_mode() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("node.sqlite");
-        let store = SqliteStore::open_exclusive(&path).expect("a store");
-        assert!(store.is_exclusive());
-        assert_eq!(pragma(&store, "page_size"), i64::from(PAGE_BYTES));
-        let large = vec![7; 100_000];
-        put(&store, b"k", &large);
-        assert_eq!(store.get(b"k").expect("a read"), Some(large.clone()));
-        // Nobody else reads the file while the load holds it.
-        let other = Connection::open(&path).expect("a connection");
-        let read = other.query_row("SELECT count(*) FROM kv", [], |row| row.get::<_, i64>(0));
-        assert!(
-            matches!(&read, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy),
-            "{read:?}"
-        );
-        drop(other);
-        drop(store);
-        assert_eq!(journal_mode(&path), "wal");
-        let reopened = SqliteStore::open(&path).expect("the store again");
-        assert_eq!(reopened.get(b"k").expect("a read"), Some(large));
-    }
-
-    #[test]
-    fn a_bulk_load_rolls_back_a_failed_batch() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let store = SqliteStore::open_exclusive(&dir.path().join("node.sqlite")).expect("a store");
-        put(&store, b"d", b"held");
-        let mut batch = WriteBatch::new();
-        batch.put(b"e".to_vec(), vec![1; 50_000]);
-        batch.put_if_absent(b"d".to_vec(), b"other".to_vec());
-        assert!(matches!(store.write(&batch), Err(WriteError::PreconditionFailed { key }) if key == b"d"));
-        assert_eq!(bodies(&store), (0, 0));
-        assert_eq!(store.get_many(&[b"d", b"e"]).expect("reads"), [Some(b"held".to_vec()), None]);
-    }
-
-    #[test]
-    fn a_bulk_load_shares_a_file_another_connection_has_open() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("node.sqlite");
-        let serving = SqliteStore::open(&path).expect("a store");
-        put(&serving, b"k", b"v");
-        let load = SqliteStore::open_exclusive(&path).expect("a shared store");
-        assert!(!load.is_exclusive());
-        put(&load, b"l", b"w");
-        assert_eq!(load.get(b"k").expect("a read"), Some(b"v".to_vec()));
-        let deadline = std::time::Instant::now() + reader::MAX_AGE + Duration::from_secs(1);
-        while serving.get(b"l").expect("a read").is_none() {
-            assert!(std::time::Instant::now() < deadline, "the load's write was not seen");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        drop(load);
-        assert_eq!(journal_mode(&path), "wal");
     }
 }
