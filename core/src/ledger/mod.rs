@@ -64,7 +64,7 @@ pub async fn apply_update<S: Store>(
     stored: StoredUpdate,
 ) -> Result<Outcome, Error> {
     if let Some(existing) = stage.get(&updates::hash_key(update.id())).await? {
-        return if existing.as_slice() == stored.hash() {
+        return if stored.matches(update, &existing) {
             Ok(Outcome::Unchanged)
         } else {
             Err(Error::Conflict(alloc::format!("update {} is already held with different content", update.id())))
