@@ -3,8 +3,8 @@
 //!
 //! Two tables. `kv` is the ordered index, one row a key. A small value sits in its row;
 //! a large one (over [`INLINE_BYTES`], such as a pre-rendered update body) is kept out
-//! of line in `bodies`, an append-only rowid table, LZ4-compressed (JSON bodies shrink
-//! to about a third, so a third of the bytes go through the log, the checkpoint and
+//! of line in `bodies`, an append-only rowid table, LZ4-compressed (a JSON body shrinks
+//! to about a third, and so do the bytes it sends through the log, the checkpoint and
 //! page reads), and the `kv` row holds its row id.
 //! Update ids are random, so inserts land all over `kv`'s B-tree; keeping the kilobytes
 //! out of it keeps those scattered pages few and small, while `bodies` only ever grows
