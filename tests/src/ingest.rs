@@ -188,6 +188,7 @@ fn serve_batches(
         }
     }
 }
+
 /// Outcomes put back in input order: totals added up and progress reported batch by
 /// batch, and the first failure in input order kept.
 struct Collector<'p> {

@@ -83,7 +83,8 @@ pub fn reassignment_key(contract_id: &str, counter: i64, assignment: bool) -> Ve
     Key::new(keys::REASSIGNMENT).str(contract_id).i64(counter).byte(u8::from(assignment)).into_bytes()
 }
 
-fn decode(contract_id: &str, bytes: &[u8]) -> Result<ContractRecord, StoreError> {
+/// A stored record of `contract_id`, as a [`ContractRecord`] or as a [`Stored`] one.
+fn decode<'a, T: Deserialize<'a>>(contract_id: &str, bytes: &'a [u8]) -> Result<T, StoreError> {
     serde_json::from_slice(bytes)
         .map_err(|e| StoreError::new(alloc::format!("contract {contract_id}: unreadable record: {e}")))
 }
@@ -109,6 +110,8 @@ struct Written<'a, P> {
     archived: bool,
 }
 
+/// `None`, as a field default that asks nothing of `P` (`#[serde(default)]` would
+/// require `P: Default`).
 fn none<T>() -> Option<T> {
     None
 }
@@ -132,11 +135,6 @@ struct WrittenCreation<'a, P> {
 /// A stored record whose payload is kept as JSON text: enough to archive it.
 type Stored<'a> = Written<'a, &'a RawValue>;
 
-fn decode_stored<'a>(contract_id: &str, bytes: &'a [u8]) -> Result<Stored<'a>, StoreError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::new(alloc::format!("contract {contract_id}: unreadable record: {e}")))
-}
-
 /// Reads a contract's record.
 pub async fn read<S: Store>(store: &S, contract_id: &str) -> Result<Option<ContractRecord>, StoreError> {
     match store.get(&contract_key(contract_id)).await? {
@@ -155,7 +153,7 @@ pub async fn create<S: Store>(
 ) -> Result<(), StoreError> {
     let key = contract_key(&event.contract_id);
     if let Some(bytes) = stage.get(&key).await? {
-        let existing = decode_stored(&event.contract_id, &bytes)?;
+        let existing: Stored<'_> = decode(&event.contract_id, &bytes)?;
         if existing.created.is_some() || existing.archived {
             return Ok(());
         }
@@ -187,7 +185,7 @@ pub async fn archive<S: Store>(
     let key = contract_key(contract_id);
     let bytes = stage.get(&key).await?;
     let mut record = match &bytes {
-        Some(bytes) => decode_stored(contract_id, bytes)?,
+        Some(bytes) => decode::<Stored<'_>>(contract_id, bytes)?,
         None => Stored { template_id: template_id.as_str().into(), created: None, archived: false },
     };
     if record.archived {
@@ -306,12 +304,12 @@ mod tests {
             archived: true,
         };
         let bytes = serde_json::to_vec(&record).expect("a record");
-        let stored = decode_stored("c", &bytes).expect("every field is known");
+        let stored: Stored<'_> = decode("c", &bytes).expect("every field is known");
         assert_eq!(encode(&stored), bytes);
         let mut extra: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
         extra["created"]["colour"] = "red".into();
         let extra = serde_json::to_vec(&extra).expect("JSON");
-        assert!(decode_stored("c", &extra).is_err(), "an unknown field is refused, not dropped");
+        assert!(decode::<Stored<'_>>("c", &extra).is_err(), "an unknown field is refused, not dropped");
     }
 
     #[test]
