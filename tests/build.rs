@@ -47,7 +47,7 @@ fn main() {
     for path in dep_info_sources(&dep_info) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
-    for file in ["Cargo.toml", "Cargo.lock", "component/Cargo.toml", "core/Cargo.toml"] {
+    for file in ["Cargo.toml", "Cargo.lock", ".cargo/config.toml", "component/Cargo.toml", "core/Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", workspace.join(file).display());
     }
     println!("cargo:rerun-if-changed={}", workspace.join("wit").display());

@@ -90,8 +90,7 @@ fn decode<'a, T: Deserialize<'a>>(contract_id: &str, bytes: &'a [u8]) -> Result<
 }
 
 fn encode(record: &impl Serialize) -> Vec<u8> {
-    // A record of strings, booleans and JSON values always serializes.
-    serde_json::to_vec(record).unwrap_or_default()
+    crate::json::write::to_vec(record)
 }
 
 /// A contract record as ingest writes it: the fields of [`ContractRecord`], in its

@@ -50,8 +50,7 @@ impl StoredUpdate {
     /// Renders `update` for storage.
     pub fn new(update: &Update) -> Self {
         let kind = if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT };
-        // Writing strings, numbers and maps into bytes cannot fail.
-        let body = |encoding| serde_json::to_vec(&update.encoded(encoding)).unwrap_or_default();
+        let body = |encoding| crate::json::write::to_vec(&update.encoded(encoding));
         let mut compact = body(Encoding::CompactJson);
         let mut protobuf = body(Encoding::ProtobufJson);
         let hash = content_hash(update, &protobuf);

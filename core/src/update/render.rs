@@ -402,7 +402,9 @@ mod tests {
             // Bytes written directly are the tree written out.
             for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
                 let direct = serde_json::to_vec(&update.encoded(encoding)).unwrap();
-                proptest::prop_assert_eq!(direct, serde_json::to_vec(&update.render(encoding)).unwrap());
+                proptest::prop_assert_eq!(&direct, &serde_json::to_vec(&update.render(encoding)).unwrap());
+                // And the node's own writer writes the same bytes.
+                proptest::prop_assert_eq!(crate::json::write::to_vec(&update.encoded(encoding)), direct);
             }
             // Rendering in either encoding never fails and never writes null fields.
             let rendered = text(&update.render(Encoding::CompactJson));
