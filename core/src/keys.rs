@@ -95,11 +95,15 @@ impl Key {
 
     /// Appends a string component.
     pub fn str(mut self, s: &str) -> Self {
-        for &b in s.as_bytes() {
-            self.0.push(b);
-            if b == 0 {
-                self.0.push(0xff);
-            }
+        // Ids rarely hold a 0x00: copy the runs between them whole.
+        self.0.reserve(s.len() + 2);
+        let mut runs = s.as_bytes().split(|b| *b == 0);
+        if let Some(first) = runs.next() {
+            self.0.extend_from_slice(first);
+        }
+        for run in runs {
+            self.0.extend_from_slice(&[0x00, 0xff]);
+            self.0.extend_from_slice(run);
         }
         self.0.extend_from_slice(&[0x00, 0x01]);
         self
@@ -148,6 +152,12 @@ mod tests {
         let a = Key::new(b'X').str("a").into_bytes();
         let ab = Key::new(b'X').str("ab").into_bytes();
         assert!(!ab.starts_with(&a));
+    }
+
+    #[test]
+    fn zero_bytes_in_strings_are_escaped() {
+        assert_eq!(Key::new(b'X').str("\0a\0\0b\0").into_bytes(), b"X\0\xffa\0\xff\0\xffb\0\xff\0\x01");
+        assert_eq!(Key::new(b'X').str("").into_bytes(), b"X\0\x01");
     }
 
     #[test]

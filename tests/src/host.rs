@@ -47,27 +47,47 @@ struct State {
 /// Where the current request stands in a [`Turns`] order.
 #[derive(Debug, Default)]
 enum Turn {
-    /// Not waiting for a turn (none to wait for, or it came): the store is used freely.
+    /// Not in a turn order: the store is used freely.
     #[default]
     Free,
     /// Holding a ticket of an order, not yet waited for.
     Pending(Arc<Turns>, u64),
+    /// Its turn came: the store is the request's until its write commits.
+    Held(Arc<Turns>, u64),
+    /// Its write committed and the turn was passed on: the store is no longer its own.
+    Passed,
     /// Its turn was refused: every store call fails.
     Refused(&'static str),
 }
+
+/// Why a store call after the request's committed write fails.
+const PASSED: &str = "this request's turn at the store ended when its write committed";
 
 impl State {
     /// Waits for the request's turn, if it has one and has not waited yet.
     fn take_turn(&mut self) -> Result<(), String> {
         if let Turn::Pending(turns, ticket) = &self.turn {
             self.turn = match turns.wait(*ticket) {
-                Ok(()) => Turn::Free,
+                Ok(()) => Turn::Held(Arc::clone(turns), *ticket),
                 Err(why) => Turn::Refused(why),
             };
         }
         match self.turn {
             Turn::Refused(why) => Err(why.to_owned()),
+            Turn::Passed => Err(PASSED.to_owned()),
             _ => Ok(()),
+        }
+    }
+
+    /// After a committed write: a request in its turn passes the turn on at once, so
+    /// the next one starts on the store while this one is still answering (an ingest
+    /// batch writes once, at its end).
+    fn pass_turn(&mut self) {
+        if let Turn::Held(turns, ticket) = std::mem::take(&mut self.turn) {
+            turns.finish(ticket, true);
+            self.turn = Turn::Passed;
+        } else {
+            // Free, or (after a refusal) no store call reaches the write.
         }
     }
 }
@@ -143,7 +163,9 @@ impl wit::Host for State {
         self.backend.write(&WriteBatch { ops }).map_err(|e| match e {
             WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
             WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
-        })
+        })?;
+        self.pass_turn();
+        Ok(())
     }
 }
 
@@ -316,13 +338,15 @@ impl Instance {
     }
 
     /// Serves `request` as ticket `ticket` of `turns`: everything before its first store
-    /// call runs at once, concurrently with other instances; the rest in its turn. The
-    /// turn is finished, failed unless the response is a success, before this returns.
+    /// call runs at once, concurrently with other instances; the rest in its turn, which
+    /// ends when its write commits (a later store call fails) or, without a committed
+    /// write, when it returns, failed unless the response is a success.
     pub fn serve_in_turn(&mut self, request: &Request, turns: &Arc<Turns>, ticket: u64) -> anyhow::Result<Response> {
         self.store.data_mut().turn = Turn::Pending(Arc::clone(turns), ticket);
         let response = self.serve(request);
-        self.store.data_mut().turn = Turn::Free;
-        turns.finish(ticket, response.as_ref().is_ok_and(|r| (200..300).contains(&r.status)));
+        if !matches!(std::mem::take(&mut self.store.data_mut().turn), Turn::Passed) {
+            turns.finish(ticket, response.as_ref().is_ok_and(|r| (200..300).contains(&r.status)));
+        }
         response
     }
 
