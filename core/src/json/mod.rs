@@ -10,7 +10,7 @@
 //! Parsing is strict where `serde_json::Value` is lenient: a key repeated within one
 //! object is refused rather than silently keeping the last value.
 //!
-//! [`write`] is the other direction: the writer that renders the node's JSON.
+//! [`write`](mod@write) is the other direction: the writer that renders the node's JSON.
 
 pub mod write;
 
