@@ -83,11 +83,9 @@ impl State {
     /// the next one starts on the store while this one is still answering (an ingest
     /// batch writes once, at its end).
     fn pass_turn(&mut self) {
-        if let Turn::Held(turns, ticket) = std::mem::take(&mut self.turn) {
-            turns.finish(ticket, true);
+        if let Turn::Held(turns, ticket) = &self.turn {
+            turns.finish(*ticket, true);
             self.turn = Turn::Passed;
-        } else {
-            // Free, or (after a refusal) no store call reaches the write.
         }
     }
 }
