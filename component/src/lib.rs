@@ -16,6 +16,7 @@
 
 mod bindings;
 mod convert;
+mod mem;
 mod store;
 
 use std::time::{SystemTime, UNIX_EPOCH};

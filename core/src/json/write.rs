@@ -20,11 +20,17 @@ use serde::ser::{self, Impossible, Serialize};
 /// `value` as compact JSON, exactly as `serde_json::to_vec` writes it.
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(1024);
-    match value.serialize(Writer { out: &mut out }) {
+    match try_write(&mut out, value) {
         Ok(()) => out,
         // Strings, numbers and maps with string keys always serialize.
         Err(Unsupported) => serde_json::to_vec(value).unwrap_or_default(),
     }
+}
+
+/// Appends `value` to `out` as compact JSON, or refuses a shape this writer does not
+/// support (leaving `out` with part of the value).
+pub fn try_write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), Unsupported> {
+    value.serialize(Writer { out })
 }
 
 /// Why [`to_vec`] handed a value over to `serde_json`: it is not a shape this writer
