@@ -22,23 +22,23 @@ pub fn response(response: ledger_node_core::Response) -> handler::Response {
     handler::Response { status: response.status, headers: response.headers, body: response.body, log: response.log }
 }
 
-/// A scan as the WIT range.
-pub fn scan(scan: &Scan) -> wit::ScanRange {
-    wit::ScanRange { start: scan.start.clone(), end: scan.end.clone(), limit: scan.limit, reverse: scan.reverse }
+/// A scan as the WIT range, borrowing its bounds.
+pub fn scan(scan: &Scan) -> wit::ScanRange<'_> {
+    wit::ScanRange { start: &scan.start, end: scan.end.as_deref(), limit: scan.limit, reverse: scan.reverse }
 }
 
 /// WIT entries as the core's.
-pub fn entries(entries: Vec<wit::Entry>) -> Vec<Entry> {
+pub fn entries(entries: Vec<wit::EntryResult>) -> Vec<Entry> {
     entries.into_iter().map(|e| (e.key, e.value)).collect()
 }
 
-/// A core operation as a WIT one.
-pub fn op(op: &Op) -> wit::Op {
+/// A core operation as a WIT one, borrowing its keys and values.
+pub fn op(op: &Op) -> wit::Op<'_> {
     match op {
-        Op::Put { key, value } => wit::Op::Put(wit::Entry { key: key.clone(), value: value.clone() }),
-        Op::PutIfAbsent { key, value } => wit::Op::PutIfAbsent(wit::Entry { key: key.clone(), value: value.clone() }),
-        Op::Delete { key } => wit::Op::Delete(key.clone()),
-        Op::DeleteRange { start, end } => wit::Op::DeleteRange((start.clone(), end.clone())),
+        Op::Put { key, value } => wit::Op::Put(wit::EntryParam { key, value }),
+        Op::PutIfAbsent { key, value } => wit::Op::PutIfAbsent(wit::EntryParam { key, value }),
+        Op::Delete { key } => wit::Op::Delete(key),
+        Op::DeleteRange { start, end } => wit::Op::DeleteRange((start, end.as_deref())),
     }
 }
 

@@ -15,8 +15,7 @@ impl Store for WitStore {
     }
 
     async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        let keys: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();
-        let values = wit::get_many(&keys).map_err(StoreError::new)?;
+        let values = wit::get_many(keys).map_err(StoreError::new)?;
         if values.len() == keys.len() {
             Ok(values)
         } else {
@@ -29,7 +28,7 @@ impl Store for WitStore {
     }
 
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
-        wit::scan(&convert::scan(scan)).map(convert::entries).map_err(StoreError::new)
+        wit::scan(convert::scan(scan)).map(convert::entries).map_err(StoreError::new)
     }
 
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {

@@ -12,6 +12,10 @@
 //! first store call, and the instances take [`Turns`] at the store, so one batch is
 //! prepared while the one before it is applied, yet batches are applied in input order
 //! and none after one that failed.
+//!
+//! A batch's buffer goes back to the reader once its batch is served ([`Buffers`]), so
+//! the run fills the same few buffers over and over instead of having the system hand
+//! it (and zero) fresh pages for every batch.
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -74,10 +78,22 @@ pub struct Batching {
     pub bytes: usize,
 }
 
-impl Batching {
-    /// An empty buffer for one batch, its capacity reserved up to [`BATCH_BYTES`].
-    fn buffer(&self) -> Vec<u8> {
-        Vec::with_capacity(self.bytes.min(BATCH_BYTES))
+/// Buffers of served batches, for the reader to fill again.
+#[derive(Debug, Default)]
+struct Buffers(Mutex<Vec<Vec<u8>>>);
+
+impl Buffers {
+    /// An empty buffer for one batch: one given back, or a new one with its capacity
+    /// reserved up to [`BATCH_BYTES`].
+    fn take(&self, batching: &Batching) -> Vec<u8> {
+        let returned = self.0.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        returned.unwrap_or_else(|| Vec::with_capacity(batching.bytes.min(BATCH_BYTES)))
+    }
+
+    /// Gives back the buffer of a served batch.
+    fn give_back(&self, mut buffer: Vec<u8>) {
+        buffer.clear();
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(buffer);
     }
 }
 
@@ -101,18 +117,19 @@ pub fn run_batched(
     batching: Batching,
 ) -> anyhow::Result<Totals> {
     let turns = Arc::new(Turns::new());
+    let buffers = Buffers::default();
     let (batches, queue) = std::sync::mpsc::sync_channel::<Batch>(0);
     let queue = Mutex::new(queue);
     thread::scope(|scope| {
-        let queue = &queue;
+        let (queue, buffers) = (&queue, &buffers);
         let (outcomes, done) = std::sync::mpsc::channel::<Outcome>();
         for _ in 0..workers() {
             let (outcomes, turns) = (outcomes.clone(), &turns);
-            scope.spawn(move || serve_batches(node, admin_token, queue, &outcomes, turns));
+            scope.spawn(move || serve_batches(node, admin_token, queue, buffers, &outcomes, turns));
         }
         drop(outcomes);
         let mut collector = Collector::new(progress);
-        let read = read_batches(input, batching, &batches, &done, &mut collector);
+        let read = read_batches(input, batching, buffers, &batches, &done, &mut collector);
         drop(batches);
         let collected = collector.drain(done.iter());
         read?;
@@ -125,11 +142,12 @@ pub fn run_batched(
 fn read_batches(
     mut input: impl BufRead,
     batching: Batching,
+    buffers: &Buffers,
     batches: &SyncSender<Batch>,
     done: &Receiver<Outcome>,
     collector: &mut Collector<'_>,
 ) -> anyhow::Result<()> {
-    let mut batch = Batch { ticket: 0, first_line: 1, bytes: batching.buffer() };
+    let mut batch = Batch { ticket: 0, first_line: 1, bytes: buffers.take(&batching) };
     let mut lines_in_batch = 0usize;
     let mut line_number = 0usize;
     let mut line = Vec::new();
@@ -148,7 +166,7 @@ fn read_batches(
             || lines_in_batch >= batching.lines
             || batch.bytes.len() >= batching.bytes
         {
-            let next = Batch { ticket: batch.ticket + 1, first_line: line_number + 1, bytes: batching.buffer() };
+            let next = Batch { ticket: batch.ticket + 1, first_line: line_number + 1, bytes: buffers.take(&batching) };
             if batches.send(std::mem::replace(&mut batch, next)).is_err() {
                 return Ok(()); // every worker stopped: their outcomes say why
             }
@@ -168,6 +186,7 @@ fn serve_batches(
     node: &Node,
     admin_token: &str,
     queue: &Mutex<Receiver<Batch>>,
+    buffers: &Buffers,
     outcomes: &Sender<Outcome>,
     turns: &Arc<Turns>,
 ) {
@@ -177,7 +196,7 @@ fn serve_batches(
         let Ok(batch) = next else { return };
         let (ticket, size) = (batch.ticket, batch.bytes.len() as u64);
         let result = match &mut instance {
-            Ok(instance) => send(instance, admin_token, batch, turns),
+            Ok(instance) => send(instance, admin_token, batch, turns, buffers),
             Err(e) => {
                 turns.finish(ticket, false);
                 Err(anyhow::anyhow!("starting the component: {e:#}"))
@@ -245,8 +264,14 @@ impl<'p> Collector<'p> {
 }
 
 /// Sends one batch, in its turn.
-fn send(instance: &mut Instance, admin_token: &str, batch: Batch, turns: &Arc<Turns>) -> anyhow::Result<Totals> {
-    let request = Request {
+fn send(
+    instance: &mut Instance,
+    admin_token: &str,
+    batch: Batch,
+    turns: &Arc<Turns>,
+    buffers: &Buffers,
+) -> anyhow::Result<Totals> {
+    let mut request = Request {
         method: "POST".into(),
         path: "/v0/admin/ingest".into(),
         query: String::new(),
@@ -256,7 +281,11 @@ fn send(instance: &mut Instance, admin_token: &str, batch: Batch, turns: &Arc<Tu
         ],
         body: Some(batch.bytes),
     };
-    let response = instance.serve_in_turn(&request, turns, batch.ticket)?;
+    let response = instance.serve_in_turn(&request, turns, batch.ticket);
+    if let Some(buffer) = request.body.take() {
+        buffers.give_back(buffer);
+    }
+    let response = response?;
     if response.status == 200 {
         return serde_json::from_slice(&response.body).context("reading the ingest summary");
     }
