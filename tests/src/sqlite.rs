@@ -104,7 +104,7 @@ fn decompress(stored: &[u8]) -> Result<Vec<u8>, String> {
 }
 
 /// Values larger than this are kept out of line in `bodies`.
-pub const INLINE_BYTES: usize = 1024;
+pub const INLINE_BYTES: usize = 256;
 
 /// How many reader connections a file-backed store keeps: one a core, at least two.
 fn reader_count() -> usize {
