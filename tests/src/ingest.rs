@@ -13,7 +13,7 @@
 //! prepared while the one before it is applied, yet batches are applied in input order
 //! and none after one that failed.
 //!
-//! A batch's buffer goes back to the reader once its batch is served ([`Buffers`]), so
+//! A batch's buffer goes back to the reader once its batch is served, so
 //! the run fills the same few buffers over and over instead of having the system hand
 //! it (and zero) fresh pages for every batch.
 
