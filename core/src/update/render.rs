@@ -403,7 +403,6 @@ mod tests {
             for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
                 let direct = serde_json::to_vec(&update.encoded(encoding)).unwrap();
                 proptest::prop_assert_eq!(&direct, &serde_json::to_vec(&update.render(encoding)).unwrap());
-                // And the node's own writer writes the same bytes.
                 // And the node's writer writes them itself, never handing over to `serde_json`.
                 let mut own = Vec::new();
                 proptest::prop_assert!(crate::json::write::try_write(&mut own, &update.encoded(encoding)).is_ok());
