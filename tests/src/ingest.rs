@@ -33,6 +33,9 @@ use crate::host::{Instance, Node, Request};
 pub const BATCH_LINES: usize = 20_000;
 /// Most bytes in one batch (well under the 64 MiB ingest limit).
 pub const BATCH_BYTES: usize = 16 * 1024 * 1024;
+/// The byte limit of the first batch; each next batch may be twice as large, up to
+/// the batching's limit (see [`Batching::bytes_for`]).
+const FIRST_BATCH_BYTES: usize = 1024 * 1024;
 /// Most instances serving batches at once.
 const MAX_WORKERS: usize = 4;
 
@@ -94,6 +97,17 @@ impl Buffers {
     fn give_back(&self, mut buffer: Vec<u8>) {
         buffer.clear();
         self.0.lock().unwrap_or_else(PoisonError::into_inner).push(buffer);
+    }
+}
+
+impl Batching {
+    /// The byte limit of batch `ticket`. Batches start small and double up to
+    /// [`Batching::bytes`]: only the first batch's preparation has no earlier batch's
+    /// turn at the store to overlap with, so a small first batch puts the store to work
+    /// at once, and the pipeline fills while the batches grow.
+    fn bytes_for(&self, ticket: u64) -> usize {
+        let ramp = u32::try_from(ticket).map_or(usize::MAX, |t| FIRST_BATCH_BYTES.saturating_mul(1usize << t.min(20)));
+        self.bytes.min(ramp)
     }
 }
 
@@ -164,7 +178,7 @@ fn read_batches(
         }
         if (read == 0 && !batch.bytes.is_empty())
             || lines_in_batch >= batching.lines
-            || batch.bytes.len() >= batching.bytes
+            || batch.bytes.len() >= batching.bytes_for(batch.ticket)
         {
             let next = Batch { ticket: batch.ticket + 1, first_line: line_number + 1, bytes: buffers.take(&batching) };
             if batches.send(std::mem::replace(&mut batch, next)).is_err() {
@@ -339,6 +353,17 @@ mod tests {
     use crate::host::{self, Options};
 
     const TOKEN: &str = "admin-token";
+
+    #[test]
+    fn batches_start_small_and_double_up_to_the_limit() {
+        let batching = Batching::default();
+        let limits: Vec<usize> = (0..7).map(|ticket| batching.bytes_for(ticket) >> 20).collect();
+        assert_eq!(limits, [1, 2, 4, 8, 16, 16, 16]);
+        assert_eq!(batching.bytes_for(u64::MAX), BATCH_BYTES);
+        let small = Batching { lines: 10, bytes: 3 << 20 };
+        assert_eq!(small.bytes_for(0), 1 << 20);
+        assert_eq!(small.bytes_for(2), 3 << 20);
+    }
 
     fn node() -> Node {
         let config = vec![(ledger_node_core::config::ADMIN_TOKEN.to_owned(), TOKEN.to_owned())];
