@@ -3,7 +3,7 @@
 //! A nested `cargo build -p ledger-node-component --target wasm32-wasip2 --release`
 //! with its own target directory inside `OUT_DIR` (sharing the outer one would deadlock
 //! on cargo's lock), without the outer build's rustflags or wrappers. The path of the
-//! built component reaches the host as `LEDGER_NODE_COMPONENT_PATH`.
+//! built component reaches the host as `LEDGER_NODE_COMPONENT_PATH`, which embeds it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -31,8 +31,9 @@ use bindings::ledger::node::store as wit;
 
 pub use handler::{Request, Response};
 
-/// The component this host was built with (see `build.rs`).
-pub const COMPONENT_PATH: &str = env!("LEDGER_NODE_COMPONENT_PATH");
+/// The component this host was built with (see `build.rs`), embedded in the binary, so
+/// that a binary runs the component it was built with wherever it is copied to.
+pub const COMPONENT: &[u8] = include_bytes!(env!("LEDGER_NODE_COMPONENT_PATH"));
 
 /// The per-request state of a wasmtime store.
 struct State {
@@ -228,8 +229,7 @@ pub fn engine() -> anyhow::Result<Engine> {
 impl Node {
     /// Compiles (or loads from cache) the component and links its imports.
     pub fn new(engine: &Engine, backend: Backend, options: Options) -> anyhow::Result<Self> {
-        let component = Component::from_file(engine, COMPONENT_PATH)
-            .with_context(|| format!("loading the ledger-node component from {COMPONENT_PATH}"))?;
+        let component = Component::new(engine, COMPONENT).context("compiling the ledger-node component")?;
         Self::from_component(engine, &component, Arc::new(backend), options)
     }
 

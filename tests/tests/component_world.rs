@@ -52,7 +52,7 @@ fn the_built_component_exports_and_imports_exactly_the_wit_world() {
     let world = declared.select_world(&[package], Some("node")).expect("wit/ has the node world");
     let declared_world = &declared.worlds[world];
 
-    let bytes = std::fs::read(ledger_node::host::COMPONENT_PATH).expect("the built component");
+    let bytes = ledger_node::host::COMPONENT.to_vec();
     let DecodedWasm::Component(built, built_world) = wit_component::decode(&bytes).expect("the component decodes")
     else {
         panic!("the artifact is not a component");

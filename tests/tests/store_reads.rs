@@ -12,7 +12,7 @@ const ADMIN: &str = "store-reads-admin";
 fn node() -> Node {
     let options = Options { config: vec![("LEDGER_NODE_ADMIN_TOKEN".into(), ADMIN.into())], fixed_clock: None };
     let engine = host::engine().expect("an engine");
-    let component = wasmtime::component::Component::from_file(&engine, host::COMPONENT_PATH).expect("the component");
+    let component = wasmtime::component::Component::new(&engine, host::COMPONENT).expect("the component");
     Node::from_component(&engine, &component, Arc::new(Backend::memory()), options).expect("a node")
 }
 

@@ -114,7 +114,7 @@ impl ComponentTarget {
     pub fn new(sqlite: bool) -> Self {
         let engine = host::engine().expect("a wasmtime engine");
         let component =
-            wasmtime::component::Component::from_file(&engine, host::COMPONENT_PATH).expect("the component compiles");
+            wasmtime::component::Component::new(&engine, host::COMPONENT).expect("the component compiles");
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
         let sqlite_dir = sqlite.then(|| tempfile::tempdir().expect("a temporary directory"));
