@@ -84,12 +84,14 @@ pub fn parse_lines(body: &[u8]) -> Result<Vec<Line<'_>>, Error> {
 
 /// The records of a batch, one line at a time, each parsed only when it is reached.
 fn lines(body: &[u8]) -> impl Iterator<Item = Result<Line<'_>, Error>> {
+    raw_lines(body).map(|(number, raw)| parse_line(number, raw))
+}
+
+/// The non-blank lines of a batch, with their 1-based numbers.
+fn raw_lines(body: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     body.split(|b| *b == b'\n').enumerate().filter_map(|(index, raw)| {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        Some(parse_line(index + 1, raw))
+        (!raw.iter().all(u8::is_ascii_whitespace)).then_some((index + 1, raw))
     })
 }
 
@@ -137,13 +139,22 @@ enum Record {
 
 /// Parses every record of the batch, refusing the first invalid one (in line order),
 /// and renders every update for storage: all of a batch's work that needs no store
-/// happens here, before the store is first touched. Each line goes from bytes to its
-/// typed record before the next is read, so its JSON document is dropped while it is
-/// still in the cache, and its memory is reused by the next line.
+/// happens here, before the store is first touched.
+///
+/// An update line goes straight from bytes to the typed update
+/// ([`update::fast`](crate::update::fast)) when it is well formed; any other line, and
+/// an update line that path does not take, is parsed into a JSON document and read by
+/// the strict parsers, which name what is wrong. Each line goes from bytes to its typed
+/// record before the next is read, so a JSON document is dropped while it is still in
+/// the cache, and its memory is reused by the next line.
 fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
-    lines(body)
-        .map(|line| {
-            let line = line?;
+    raw_lines(body)
+        .map(|(number, raw)| {
+            if let Some(update) = crate::update::fast::update_line(raw) {
+                let stored = StoredUpdate::new(&update);
+                return Ok((number, Record::Update((update, Some(stored)).into())));
+            }
+            let line = parse_line(number, raw)?;
             let record = match line.kind {
                 "update" => Update::parse(&line.payload).map(|u| {
                     let stored = StoredUpdate::new(&u);

@@ -75,7 +75,7 @@ fn write_str_contents(out: &mut Vec<u8>, mut bytes: &[u8]) {
 
 /// The index of the first byte of `bytes` that a JSON string must escape: a control
 /// character, `"` or `\`.
-fn first_escape(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn first_escape(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     /// Whether any byte of `v` is zero (the classic bit trick; exact for "any").

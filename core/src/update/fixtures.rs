@@ -404,3 +404,15 @@ fn reassignment_update() -> impl Strategy<Value = Update> {
 pub(super) fn any_update() -> impl Strategy<Value = Update> {
     prop_oneof![transaction_update(), reassignment_update()]
 }
+
+/// Parses `update` as the strict parser does and, as an ingest line, as the fast path
+/// does; whenever the fast path takes the line it must build what the strict parser
+/// builds. The strict parser's result, its error as text.
+pub(super) fn parse_both(update: &Json) -> Result<Update, String> {
+    let strict = Update::parse(&crate::json::Json::from(update)).map_err(|e| alloc::string::ToString::to_string(&e));
+    let line = serde_json::to_vec(&serde_json::json!({ "update": update })).unwrap();
+    if let Some(fast) = super::fast::update_line(&line) {
+        assert_eq!(Ok(fast), strict, "the fast path took {}", String::from_utf8_lossy(&line));
+    }
+    strict
+}

@@ -26,6 +26,7 @@
 //! migration ([`Update::is_import`]).
 
 mod blob;
+pub(crate) mod fast;
 mod ids;
 mod parse;
 mod render;

@@ -210,7 +210,7 @@ fn blob(json: &Json<'_>, path: &mut JsonPath) -> Result<Blob, PathError> {
 
 /// Every reference names an event, and the references make a forest that covers every
 /// event exactly once (so the tree has no cycles and no orphans).
-fn check_tree(transaction: &Transaction, path: &JsonPath) -> Result<(), PathError> {
+pub(super) fn check_tree(transaction: &Transaction, path: &JsonPath) -> Result<(), PathError> {
     let events = &transaction.events_by_id;
     let roots = &transaction.root_event_ids;
     let missing = |id: &str| format!("no event {} in events_by_id", quoted(id));
@@ -321,21 +321,20 @@ mod tests {
     use super::super::fixtures::{self, edit};
     use super::*;
     use crate::time::Timestamp;
-    use alloc::string::ToString;
     use alloc::vec;
     use serde_json::Value as Json;
     use serde_json::json;
 
     fn error(json: Json) -> String {
-        match Update::parse(&crate::json::Json::from(&json)) {
-            Err(e) => e.to_string(),
+        match fixtures::parse_both(&json) {
+            Err(e) => e,
             Ok(u) => panic!("parsed: {u:?}"),
         }
     }
 
     #[test]
     fn a_transaction_parses_with_its_tree() {
-        let Update::Transaction(t) = Update::parse(&crate::json::Json::from(&fixtures::transaction())).unwrap() else {
+        let Update::Transaction(t) = fixtures::parse_both(&fixtures::transaction()).unwrap() else {
             panic!("a transaction");
         };
         assert_eq!(t.update_id, "u1");
@@ -363,10 +362,10 @@ mod tests {
 
     #[test]
     fn helpers_answer_for_every_kind_of_update() {
-        let tx = Update::parse(&crate::json::Json::from(&fixtures::transaction())).unwrap();
-        let import = Update::parse(&crate::json::Json::from(&fixtures::import())).unwrap();
-        let assign = Update::parse(&crate::json::Json::from(&fixtures::assignment())).unwrap();
-        let unassign = Update::parse(&crate::json::Json::from(&fixtures::unassignment())).unwrap();
+        let tx = fixtures::parse_both(&fixtures::transaction()).unwrap();
+        let import = fixtures::parse_both(&fixtures::import()).unwrap();
+        let assign = fixtures::parse_both(&fixtures::assignment()).unwrap();
+        let unassign = fixtures::parse_both(&fixtures::unassignment()).unwrap();
         let cases = [
             (&tx, "u1", 3, "global-domain::1220aa", false),
             (&import, "00c3", 4, "global-domain::1220aa", true),
@@ -396,12 +395,10 @@ mod tests {
         let tx = edit(fixtures::transaction(), "/external_transaction_hash", Some(Json::Null));
         let tx = edit(tx, "/events_by_id/u1:2/interface_id", Some(Json::Null));
         let tx = edit(tx, "/events_by_id/u1:1/created_event_blob", Some(Json::Null));
-        let Update::Transaction(t) = Update::parse(&crate::json::Json::from(&tx)).unwrap() else { unreachable!() };
+        let Update::Transaction(t) = fixtures::parse_both(&tx).unwrap() else { unreachable!() };
         assert_eq!(t.external_transaction_hash, None);
         let with_hash = edit(fixtures::transaction(), "/external_transaction_hash", Some(json!("ab")));
-        let Update::Transaction(t) = Update::parse(&crate::json::Json::from(&with_hash)).unwrap() else {
-            unreachable!()
-        };
+        let Update::Transaction(t) = fixtures::parse_both(&with_hash).unwrap() else { unreachable!() };
         assert_eq!(t.external_transaction_hash.as_deref(), Some("ab"));
     }
 
@@ -736,9 +733,9 @@ mod tests {
 
         #[test]
         fn arbitrary_json_never_panics(json in fixtures::any_json()) {
-            let _ = Update::parse(&crate::json::Json::from(&json));
-            let _ = Update::parse(&crate::json::Json::from(&json!({"update_id": "u1", "events_by_id": json.clone()})));
-            let _ = Update::parse(&crate::json::Json::from(&json!({"event": json})));
+            let _ = fixtures::parse_both(&json);
+            let _ = fixtures::parse_both(&json!({"update_id": "u1", "events_by_id": json.clone()}));
+            let _ = fixtures::parse_both(&json!({"event": json}));
         }
 
         #[test]
@@ -754,8 +751,8 @@ mod tests {
             let pointers = fixtures::pointers(&base);
             let pointer = &pointers[index % pointers.len()];
             let edited = edit(base, pointer, Some(replacement));
-            if let Err(e) = Update::parse(&crate::json::Json::from(&edited)) {
-                proptest::prop_assert!(!e.problem.is_empty());
+            if let Err(e) = fixtures::parse_both(&edited) {
+                proptest::prop_assert!(!e.is_empty());
             }
         }
     }

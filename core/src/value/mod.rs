@@ -34,6 +34,7 @@
 //! [`path`] and [`read`] hold the JSON-path error machinery that the update parser
 //! (and any other ingest parser) shares.
 
+pub(crate) mod fast;
 mod numeric;
 mod parse;
 pub mod path;

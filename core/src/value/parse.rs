@@ -182,13 +182,23 @@ fn repeated<'a, T>(
 
 /// A decimal int64 written as a JSON string: `-?[0-9]+` within the int64 range.
 fn int64_text(text: &str, path: &JsonPath) -> Result<i64, PathError> {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if !is_decimal_integer(text) {
         return Err(
             path.error(format!("expected a decimal integer in a string, such as \"42\"; found {}", quoted(text)))
         );
     }
     text.parse::<i64>().map_err(|_| path.error(format!("{text} is out of the int64 range")))
+}
+
+/// Whether `text` is `-?[0-9]+`.
+fn is_decimal_integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// [`int64_text`] without the error: the int64 `text` writes, if it is one.
+pub(super) fn decimal_i64(text: &str) -> Option<i64> {
+    if is_decimal_integer(text) { text.parse().ok() } else { None }
 }
 
 #[cfg(test)]
