@@ -113,8 +113,7 @@ impl ComponentTarget {
     /// Over memory (`sqlite: false`) or SQLite files in a temporary directory.
     pub fn new(sqlite: bool) -> Self {
         let engine = host::engine().expect("a wasmtime engine");
-        let component =
-            wasmtime::component::Component::new(&engine, host::COMPONENT).expect("the component compiles");
+        let component = wasmtime::component::Component::new(&engine, host::COMPONENT).expect("the component compiles");
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
         let sqlite_dir = sqlite.then(|| tempfile::tempdir().expect("a temporary directory"));
