@@ -95,8 +95,14 @@ impl Key {
 
     /// Appends a string component.
     pub fn str(mut self, s: &str) -> Self {
-        // Ids rarely hold a 0x00: copy the runs between them whole.
+        // Ids rarely hold a 0x00: copy the runs between them whole, and a string
+        // without one at once.
         self.0.reserve(s.len() + 2);
+        if !s.as_bytes().contains(&0) {
+            self.0.extend_from_slice(s.as_bytes());
+            self.0.extend_from_slice(&[0x00, 0x01]);
+            return self;
+        }
         let mut runs = s.as_bytes().split(|b| *b == 0);
         if let Some(first) = runs.next() {
             self.0.extend_from_slice(first);

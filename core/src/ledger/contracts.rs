@@ -143,12 +143,14 @@ pub async fn read<S: Store>(store: &S, contract_id: &str) -> Result<Option<Contr
 }
 
 /// Records a created event (from a transaction on `synchronizer_id`, or an
-/// assignment to it). A contract already created or archived is left as it is.
+/// assignment to it), whose record, if already rendered, is `prepared`
+/// ([`creation_record`]). A contract already created or archived is left as it is.
 pub async fn create<S: Store>(
     stage: &mut Stage<'_, S>,
     event: &CreatedEvent,
     synchronizer_id: &str,
     import: bool,
+    prepared: Option<Vec<u8>>,
 ) -> Result<(), StoreError> {
     let key = contract_key(&event.contract_id);
     if let Some(bytes) = stage.get(&key).await? {
@@ -157,8 +159,21 @@ pub async fn create<S: Store>(
             return Ok(());
         }
     }
+    let record = prepared.unwrap_or_else(|| creation_record(event, synchronizer_id, import));
+    stage.put(key, record);
+    // A contract is in the template index only while its record says it is created,
+    // so the store does not hold this key: archived in this same batch, it is not
+    // written at all.
+    stage.put_new(template_key(event.template_id.qualified_name(), &event.contract_id), Vec::new());
+    Ok(())
+}
+
+/// The stored record of a contract as `event` creates it, on `synchronizer_id`. It
+/// needs no store, so ingest renders it with the update, before the batch's turn at
+/// the store ([`crate::ledger::StoredUpdate`]).
+pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool) -> Vec<u8> {
     let created_at = alloc::format!("{}", event.created_at);
-    let record = Written {
+    encode(&Written {
         template_id: event.template_id.as_str().into(),
         created: Some(WrittenCreation {
             payload: event.create_arguments.encoded(Encoding::CompactJson),
@@ -169,10 +184,7 @@ pub async fn create<S: Store>(
             package_name: event.package_name.as_str().into(),
         }),
         archived: false,
-    };
-    stage.put(key, encode(&record));
-    stage.put(template_key(event.template_id.qualified_name(), &event.contract_id), Vec::new());
-    Ok(())
+    })
 }
 
 /// Records a consuming exercise on `contract_id` of `template_id`.
@@ -193,7 +205,9 @@ pub async fn archive<S: Store>(
     record.archived = true;
     stage.delete(template_key(template_id.qualified_name(), contract_id));
     let qualified = crate::update::TemplateId::parse(&record.template_id).map(|t| String::from(t.qualified_name()));
-    if let Ok(name) = qualified {
+    if let Ok(name) = qualified
+        && name != template_id.qualified_name()
+    {
         stage.delete(template_key(&name, contract_id));
     }
     stage.put(key, encode(&record));
@@ -266,8 +280,13 @@ mod tests {
         let store = MemoryStore::new();
         let event = created();
         let mut stage = Stage::new(&store);
-        block_on(create(&mut stage, &event, "s", true)).expect("created");
-        block_on(store.write(&stage.into_batch())).expect("written");
+        block_on(create(&mut stage, &event, "s", true, None)).expect("created");
+        let batch = stage.into_batch();
+        // A record rendered ahead (as ingest does) is the record rendered here.
+        let mut ahead = Stage::new(&store);
+        block_on(create(&mut ahead, &event, "s", true, Some(creation_record(&event, "s", true)))).expect("created");
+        assert_eq!(ahead.into_batch(), batch);
+        block_on(store.write(&batch)).expect("written");
         let record = stored(&store, &event.contract_id);
         let creation = record.created.clone().expect("a creation");
         assert_eq!(creation.payload, event.create_arguments.render(Encoding::CompactJson));
@@ -320,7 +339,7 @@ mod tests {
             if step == 0 {
                 block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
             } else {
-                block_on(create(&mut stage, &event, "s", false)).expect("created");
+                block_on(create(&mut stage, &event, "s", false, None)).expect("created");
             }
             block_on(store.write(&stage.into_batch())).expect("written");
         }

@@ -70,7 +70,8 @@ pub async fn apply_update<S: Store>(
             Err(Error::Conflict(alloc::format!("update {} is already held with different content", update.id())))
         };
     }
-    for (key, value) in stored.into_entries(update.id()) {
+    let (entries, mut records) = stored.into_parts(update.id());
+    for (key, value) in entries {
         stage.put(key, value);
     }
     match update {
@@ -80,7 +81,10 @@ pub async fn apply_update<S: Store>(
             for event in tx.events_in_order() {
                 crate::wallet::outcome::apply_exercise_event(stage, &tx.update_id, event).await?;
                 match event {
-                    Event::Created(created) => contracts::create(stage, created, &tx.synchronizer_id, import).await?,
+                    Event::Created(created) => {
+                        let record = records.take(&created.contract_id);
+                        contracts::create(stage, created, &tx.synchronizer_id, import, record).await?
+                    }
                     Event::Exercised(x) if x.consuming => {
                         contracts::archive(stage, &x.contract_id, &x.template_id).await?
                     }
@@ -97,7 +101,8 @@ pub async fn apply_update<S: Store>(
                     contracts::reassignment_key(id, a.reassignment_counter, true),
                     a.target_synchronizer.clone().into_bytes(),
                 );
-                contracts::create(stage, &a.created_event, &a.target_synchronizer, false).await?;
+                let record = records.take(id);
+                contracts::create(stage, &a.created_event, &a.target_synchronizer, false, record).await?;
             }
             ReassignmentEvent::Unassignment(u) => {
                 network::note_synchronizer(stage, &u.source_synchronizer);

@@ -1,7 +1,7 @@
 //! Staged writes: reads see the batch's own writes, and everything is written at the
 //! end in one atomic batch.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 use crate::store::{Store, StoreError, WriteBatch};
@@ -14,6 +14,8 @@ pub struct Stage<'s, S> {
     read: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// Values written by the batch (`None`: deleted).
     written: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Keys written by the batch that the store does not hold ([`Stage::put_new`]).
+    fresh: BTreeSet<Vec<u8>>,
     /// Operations that go first in the batch (preconditions).
     first: WriteBatch,
 }
@@ -21,7 +23,13 @@ pub struct Stage<'s, S> {
 impl<'s, S: Store> Stage<'s, S> {
     /// An empty stage over `store`.
     pub fn new(store: &'s S) -> Self {
-        Stage { store, read: BTreeMap::new(), written: BTreeMap::new(), first: WriteBatch::new() }
+        Stage {
+            store,
+            read: BTreeMap::new(),
+            written: BTreeMap::new(),
+            fresh: BTreeSet::new(),
+            first: WriteBatch::new(),
+        }
     }
 
     /// The store underneath.
@@ -64,9 +72,20 @@ impl<'s, S: Store> Stage<'s, S> {
         self.written.insert(key, Some(value));
     }
 
+    /// Sets `key`, which the caller knows the store does not hold: if the batch then
+    /// removes it, the batch does not write it at all.
+    pub fn put_new(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.fresh.insert(key.clone());
+        self.written.insert(key, Some(value));
+    }
+
     /// Removes `key`.
     pub fn delete(&mut self, key: Vec<u8>) {
-        self.written.insert(key, None);
+        if self.fresh.remove(&key) {
+            self.written.remove(&key);
+        } else {
+            self.written.insert(key, None);
+        }
     }
 
     /// Adds an operation that goes before every staged write (a precondition).
@@ -89,5 +108,26 @@ impl<'s, S: Store> Stage<'s, S> {
             };
         }
         batch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::block_on;
+    use crate::store::{MemoryStore, Op};
+
+    #[test]
+    fn a_new_key_removed_in_the_same_batch_is_not_written() {
+        let store = MemoryStore::new();
+        let mut stage = Stage::new(&store);
+        stage.put_new(b"new".to_vec(), b"1".to_vec());
+        assert_eq!(block_on(stage.get(b"new")).unwrap(), Some(b"1".to_vec()));
+        stage.delete(b"new".to_vec());
+        assert_eq!(block_on(stage.get(b"new")).unwrap(), None);
+        stage.put(b"old".to_vec(), b"2".to_vec());
+        stage.delete(b"old".to_vec());
+        let batch = stage.into_batch();
+        assert_eq!(batch.ops, [Op::Delete { key: b"old".to_vec() }]);
     }
 }

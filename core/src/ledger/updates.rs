@@ -14,16 +14,20 @@
 //!   1 for `protobuf_json`; kind 0 for a transaction, 1 for a reassignment (last, so
 //!   that serving drops it without moving the body).
 
+use alloc::string::String;
+use alloc::vec;
 use alloc::vec::Vec;
 
 use sha2::Digest;
+
+use super::contracts;
 
 use crate::error::Error;
 use crate::http::{Response, percent_decode, query_param};
 use crate::keys::{self, Key};
 use crate::route::UpdateApi;
 use crate::store::Store;
-use crate::update::Update;
+use crate::update::{CreatedEvent, Event, ReassignmentEvent, Update};
 use crate::value::Encoding;
 
 const TRANSACTION: u8 = 0;
@@ -38,12 +42,47 @@ const BLAKE3: u8 = 1;
 /// A stored content hash: the tag, then the BLAKE3 hash.
 type ContentHash = [u8; 33];
 
-/// An update as stored: its content hash and both rendered bodies.
+/// An update as stored: its content hash, both rendered bodies, and the records of the
+/// contracts it creates ([`contracts::creation_record`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredUpdate {
     hash: ContentHash,
     compact: Vec<u8>,
     protobuf: Vec<u8>,
+    records: CreationRecords,
+}
+
+/// The rendered records of the contracts an update creates, by contract id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CreationRecords(Vec<(String, Vec<u8>)>);
+
+impl CreationRecords {
+    /// The records of the contracts `update` creates or assigns.
+    fn new(update: &Update) -> Self {
+        let record = |event: &CreatedEvent, synchronizer_id: &str, import: bool| {
+            (event.contract_id.clone(), contracts::creation_record(event, synchronizer_id, import))
+        };
+        CreationRecords(match update {
+            Update::Transaction(tx) => {
+                let import = tx.is_import();
+                let created = tx.events_by_id.values().filter_map(|event| match event {
+                    Event::Created(created) => Some(record(created, &tx.synchronizer_id, import)),
+                    Event::Exercised(_) => None,
+                });
+                created.collect()
+            }
+            Update::Reassignment(r) => match &r.event {
+                ReassignmentEvent::Assignment(a) => vec![record(&a.created_event, &a.target_synchronizer, false)],
+                ReassignmentEvent::Unassignment(_) => Vec::new(),
+            },
+        })
+    }
+
+    /// Takes the record of `contract_id`, if it was rendered and not taken yet.
+    pub fn take(&mut self, contract_id: &str) -> Option<Vec<u8>> {
+        let at = self.0.iter().position(|(id, _)| id == contract_id)?;
+        Some(self.0.swap_remove(at).1)
+    }
 }
 
 impl StoredUpdate {
@@ -56,7 +95,7 @@ impl StoredUpdate {
         let hash = content_hash(update, &protobuf);
         compact.push(kind);
         protobuf.push(kind);
-        StoredUpdate { hash, compact, protobuf }
+        StoredUpdate { hash, compact, protobuf, records: CreationRecords::new(update) }
     }
 
     /// The hash of the update's canonical ingest form.
@@ -84,11 +123,18 @@ impl StoredUpdate {
 
     /// The entries to store for the update with id `update_id`.
     pub fn into_entries(self, update_id: &str) -> [(Vec<u8>, Vec<u8>); 3] {
-        [
+        self.into_parts(update_id).0
+    }
+
+    /// The entries to store for the update with id `update_id`, and the records of the
+    /// contracts it creates.
+    pub fn into_parts(self, update_id: &str) -> ([(Vec<u8>, Vec<u8>); 3], CreationRecords) {
+        let entries = [
             (hash_key(update_id), self.hash.to_vec()),
             (body_key(update_id, Encoding::CompactJson), self.compact),
             (body_key(update_id, Encoding::ProtobufJson), self.protobuf),
-        ]
+        ];
+        (entries, self.records)
     }
 }
 
