@@ -52,6 +52,9 @@ pub struct StoredUpdate {
     records: CreationRecords,
 }
 
+/// The store entries of one update: its content hash and its two bodies.
+pub type UpdateEntries = [(Vec<u8>, Vec<u8>); 3];
+
 /// The rendered records of the contracts an update creates, by contract id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CreationRecords(Vec<(String, Vec<u8>)>);
@@ -122,13 +125,13 @@ impl StoredUpdate {
     }
 
     /// The entries to store for the update with id `update_id`.
-    pub fn into_entries(self, update_id: &str) -> [(Vec<u8>, Vec<u8>); 3] {
+    pub fn into_entries(self, update_id: &str) -> UpdateEntries {
         self.into_parts(update_id).0
     }
 
     /// The entries to store for the update with id `update_id`, and the records of the
     /// contracts it creates.
-    pub fn into_parts(self, update_id: &str) -> ([(Vec<u8>, Vec<u8>); 3], CreationRecords) {
+    pub fn into_parts(self, update_id: &str) -> (UpdateEntries, CreationRecords) {
         let entries = [
             (hash_key(update_id), self.hash.to_vec()),
             (body_key(update_id, Encoding::CompactJson), self.compact),
