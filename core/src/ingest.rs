@@ -180,23 +180,11 @@ fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
 pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result<Summary, Error> {
     let names = TemplateNames::new(&config.names);
     let mut records = parse_records(body)?;
+    let reads = keys_read(&records, &names);
     for _ in 0..ATTEMPTS {
         let mut stage = Stage::new(store);
         let generation = current_generation(store).await?;
-        stage
-            .prefetch(
-                records
-                    .iter()
-                    .filter_map(|(_, record)| match record {
-                        Record::Update(update) => {
-                            let update = &update.0;
-                            Some(ledger::keys_read(update).chain(state::keys_read(update, &names)))
-                        }
-                        _ => None,
-                    })
-                    .flatten(),
-            )
-            .await?;
+        stage.prefetch(reads.iter().cloned()).await?;
         let mut summary = Summary::default();
         for (number, record) in &mut records {
             match record {
@@ -252,6 +240,26 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
     Err(Error::Conflict(
         "other ingest batches kept committing while this one was prepared; nothing was applied; retry".into(),
     ))
+}
+
+/// Every store key that applying the batch's updates reads, sorted and without
+/// repeats: worked out before the batch's first store call, so that its turn at the
+/// store starts with the reads themselves.
+fn keys_read(records: &[(usize, Record)], names: &TemplateNames) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = records
+        .iter()
+        .filter_map(|(_, record)| match record {
+            Record::Update(update) => {
+                let update = &update.0;
+                Some(ledger::keys_read(update).chain(state::keys_read(update, names)))
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }
 
 pub(crate) fn generation_key(generation: i64) -> Vec<u8> {
