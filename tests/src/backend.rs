@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use ledger_node_core::store::{Entry, MemoryStore, Scan, Store, StoreError, WriteBatch, WriteError};
+use ledger_node_core::store::{Entry, MemoryStore, Op, Scan, Store, StoreError, WriteBatch, WriteError};
 
 use crate::sqlite::SqliteStore;
 
@@ -63,6 +63,63 @@ impl Backend {
         match self {
             Backend::Sqlite(s) => s.write(batch),
             Backend::Memory(m) => m.lock().map_err(poisoned)?.write_now(batch),
+        }
+    }
+
+    /// Applies `ops`, which borrow their bytes (from the component's memory), atomically.
+    pub fn write_ops(&self, ops: &[OpRef<'_>]) -> Result<(), WriteError> {
+        match self {
+            Backend::Sqlite(s) => s.write_ops(ops),
+            Backend::Memory(m) => {
+                let batch = WriteBatch { ops: ops.iter().map(OpRef::to_owned).collect() };
+                m.lock().map_err(poisoned)?.write_now(&batch)
+            }
+        }
+    }
+}
+
+/// One operation of a write batch, borrowing its bytes.
+#[derive(Debug, Clone, Copy)]
+pub enum OpRef<'a> {
+    /// Set a key.
+    Put { key: &'a [u8], value: &'a [u8] },
+    /// Set a key that must be absent.
+    PutIfAbsent { key: &'a [u8], value: &'a [u8] },
+    /// Remove a key.
+    Delete { key: &'a [u8] },
+    /// Remove the keys from `start` (included) to `end` (excluded; `None`: to the end).
+    DeleteRange { start: &'a [u8], end: Option<&'a [u8]> },
+}
+
+impl OpRef<'_> {
+    /// The key the operation is about (the start of a range).
+    pub fn key(&self) -> &[u8] {
+        match *self {
+            OpRef::Put { key, .. } | OpRef::PutIfAbsent { key, .. } | OpRef::Delete { key } => key,
+            OpRef::DeleteRange { start, .. } => start,
+        }
+    }
+
+    /// The operation, owning its bytes.
+    pub fn to_owned(&self) -> Op {
+        match *self {
+            OpRef::Put { key, value } => Op::Put { key: key.to_vec(), value: value.to_vec() },
+            OpRef::PutIfAbsent { key, value } => Op::PutIfAbsent { key: key.to_vec(), value: value.to_vec() },
+            OpRef::Delete { key } => Op::Delete { key: key.to_vec() },
+            OpRef::DeleteRange { start, end } => {
+                Op::DeleteRange { start: start.to_vec(), end: end.map(<[u8]>::to_vec) }
+            }
+        }
+    }
+}
+
+impl<'a> From<&'a Op> for OpRef<'a> {
+    fn from(op: &'a Op) -> Self {
+        match op {
+            Op::Put { key, value } => OpRef::Put { key, value },
+            Op::PutIfAbsent { key, value } => OpRef::PutIfAbsent { key, value },
+            Op::Delete { key } => OpRef::Delete { key },
+            Op::DeleteRange { start, end } => OpRef::DeleteRange { start, end: end.as_deref() },
         }
     }
 }

@@ -146,26 +146,98 @@ impl wit::Host for State {
         Ok(entries.into_iter().map(|(key, value)| wit::Entry { key, value }).collect())
     }
 
+    /// Linked over by [`write_in_place`], which reads the batch without copying it;
+    /// this is the same operation on a batch the bindings lifted.
     fn write(&mut self, ops: Vec<wit::Op>) -> Result<(), wit::WriteError> {
+        use crate::backend::OpRef;
         self.calls.write += 1;
-        use ledger_node_core::store::{Op, WriteBatch, WriteError};
         self.take_turn().map_err(wit::WriteError::Backend)?;
-        let ops = ops
-            .into_iter()
+        let refs: Vec<OpRef<'_>> = ops
+            .iter()
             .map(|op| match op {
-                wit::Op::Put(e) => Op::Put { key: e.key, value: e.value },
-                wit::Op::PutIfAbsent(e) => Op::PutIfAbsent { key: e.key, value: e.value },
-                wit::Op::Delete(key) => Op::Delete { key },
-                wit::Op::DeleteRange((start, end)) => Op::DeleteRange { start, end },
+                wit::Op::Put(e) => OpRef::Put { key: &e.key, value: &e.value },
+                wit::Op::PutIfAbsent(e) => OpRef::PutIfAbsent { key: &e.key, value: &e.value },
+                wit::Op::Delete(key) => OpRef::Delete { key },
+                wit::Op::DeleteRange((start, end)) => OpRef::DeleteRange { start, end: end.as_deref() },
             })
             .collect();
-        self.backend.write(&WriteBatch { ops }).map_err(|e| match e {
-            WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
-            WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
-        })?;
+        write_ops(&self.backend, &refs)?;
         self.pass_turn();
         Ok(())
     }
+}
+
+/// Applies `ops` to `backend`, with the errors the store import reports.
+fn write_ops(backend: &Backend, ops: &[crate::backend::OpRef<'_>]) -> Result<(), wit::WriteError> {
+    use ledger_node_core::store::WriteError;
+    backend.write_ops(ops).map_err(|e| match e {
+        WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
+        WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
+    })
+}
+
+/// The store import's interface name.
+const STORE_INTERFACE: &str = "ledger:node/store@0.1.0";
+
+/// The store import's `write` types, lifted as views of the component's memory: an
+/// ingest batch writes tens of megabytes, and the generated bindings would copy every
+/// key and value into a vector of its own before the backend copies them again.
+mod in_place {
+    use wasmtime::component::{ComponentType, Lift, WasmList};
+
+    /// `entry`
+    #[derive(ComponentType, Lift)]
+    #[component(record)]
+    pub struct Entry {
+        pub key: WasmList<u8>,
+        pub value: WasmList<u8>,
+    }
+
+    /// `op`
+    #[derive(ComponentType, Lift)]
+    #[component(variant)]
+    pub enum Op {
+        #[component(name = "put")]
+        Put(Entry),
+        #[component(name = "put-if-absent")]
+        PutIfAbsent(Entry),
+        #[component(name = "delete")]
+        Delete(WasmList<u8>),
+        #[component(name = "delete-range")]
+        DeleteRange((WasmList<u8>, Option<WasmList<u8>>)),
+    }
+}
+
+/// The store import's `write`, with the batch read where the component wrote it.
+fn write_in_place(
+    mut cx: wasmtime::StoreContextMut<'_, State>,
+    (ops,): (wasmtime::component::WasmList<in_place::Op>,),
+) -> wasmtime::Result<(Result<(), wit::WriteError>,)> {
+    use crate::backend::OpRef;
+    cx.data_mut().calls.write += 1;
+    if let Err(why) = cx.data_mut().take_turn() {
+        return Ok((Err(wit::WriteError::Backend(why)),));
+    }
+    let ops = ops.iter(&mut cx)?.collect::<wasmtime::Result<Vec<in_place::Op>>>()?;
+    let cx_ref = &cx;
+    let bytes = |list: &wasmtime::component::WasmList<u8>| list.as_le_slice(cx_ref);
+    let refs: Vec<OpRef<'_>> = ops
+        .iter()
+        .map(|op| match op {
+            in_place::Op::Put(e) => OpRef::Put { key: bytes(&e.key), value: bytes(&e.value) },
+            in_place::Op::PutIfAbsent(e) => OpRef::PutIfAbsent { key: bytes(&e.key), value: bytes(&e.value) },
+            in_place::Op::Delete(key) => OpRef::Delete { key: bytes(key) },
+            in_place::Op::DeleteRange((start, end)) => {
+                OpRef::DeleteRange { start: bytes(start), end: end.as_ref().map(bytes) }
+            }
+        })
+        .collect();
+    let written = write_ops(&cx_ref.data().backend, &refs);
+    drop(refs);
+    if written.is_ok() {
+        cx.data_mut().pass_turn();
+    }
+    Ok((written,))
 }
 
 /// A wall clock stopped at one instant, for reproducible tests.
@@ -244,6 +316,13 @@ impl Node {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).context("linking WASI")?;
         bindings::Node::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)
             .context("linking the store import")?;
+        // `write` again, reading the batch in place (see `write_in_place`).
+        linker.allow_shadowing(true);
+        linker
+            .instance(STORE_INTERFACE)
+            .and_then(|mut store| store.func_wrap("write", write_in_place))
+            .context("linking the store import's write")?;
+        linker.allow_shadowing(false);
         let pre = bindings::NodePre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
             .context("checking the component's exports")?;
         Ok(Node { pre, backend, options, idle: std::sync::Mutex::new(Vec::new()) })

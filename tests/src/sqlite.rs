@@ -40,8 +40,10 @@ use std::sync::{Arc, Mutex, TryLockError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use ledger_node_core::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteError};
+use ledger_node_core::store::{Entry, Scan, StoreError, WriteBatch, WriteError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::backend::OpRef;
 
 use reader::Reader;
 
@@ -350,19 +352,21 @@ impl SqliteStore {
 
     /// Applies `batch` in one transaction.
     pub fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
-        if batch.is_empty() {
+        let ops: Vec<OpRef<'_>> = batch.ops.iter().map(OpRef::from).collect();
+        self.write_ops(&ops)
+    }
+
+    /// Applies `ops`, which borrow their bytes, in one transaction.
+    pub fn write_ops(&self, ops: &[OpRef<'_>]) -> Result<(), WriteError> {
+        if ops.is_empty() {
             return Ok(());
         }
         let mut writer = self.writer.lock().map_err(poisoned)?;
         let tx = writer.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
-        for op in &batch.ops {
+        for op in ops {
             if !apply(&tx, op).map_err(backend)? {
                 // Dropping the transaction rolls it back.
-                let (Op::PutIfAbsent { key, .. }
-                | Op::Put { key, .. }
-                | Op::Delete { key }
-                | Op::DeleteRange { start: key, .. }) = op;
-                return Err(WriteError::PreconditionFailed { key: key.clone() });
+                return Err(WriteError::PreconditionFailed { key: op.key().to_vec() });
             }
         }
         tx.commit().map_err(backend)?;
@@ -381,9 +385,9 @@ impl SqliteStore {
 }
 
 /// Applies one operation; `false` when a put-if-absent found its key present.
-fn apply(tx: &rusqlite::Transaction<'_>, op: &Op) -> rusqlite::Result<bool> {
-    match op {
-        Op::Put { key, value } => {
+fn apply(tx: &rusqlite::Transaction<'_>, op: &OpRef<'_>) -> rusqlite::Result<bool> {
+    match *op {
+        OpRef::Put { key, value } => {
             let (inline, body) = place(tx, value)?;
             tx.prepare_cached(
                 "INSERT INTO kv (k, v, body) VALUES (?1, ?2, ?3) \
@@ -391,7 +395,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, op: &Op) -> rusqlite::Result<bool> {
             )?
             .execute(params![key, inline, body])?;
         }
-        Op::PutIfAbsent { key, value } => {
+        OpRef::PutIfAbsent { key, value } => {
             let (inline, body) = place(tx, value)?;
             let insert = tx
                 .prepare_cached("INSERT INTO kv (k, v, body) VALUES (?1, ?2, ?3)")?
@@ -406,13 +410,13 @@ fn apply(tx: &rusqlite::Transaction<'_>, op: &Op) -> rusqlite::Result<bool> {
                 other => other?,
             };
         }
-        Op::Delete { key } => {
+        OpRef::Delete { key } => {
             tx.prepare_cached("DELETE FROM kv WHERE k = ?1")?.execute([key])?;
         }
-        Op::DeleteRange { start, end: Some(end) } => {
+        OpRef::DeleteRange { start, end: Some(end) } => {
             tx.prepare_cached("DELETE FROM kv WHERE k >= ?1 AND k < ?2")?.execute([start, end])?;
         }
-        Op::DeleteRange { start, end: None } => {
+        OpRef::DeleteRange { start, end: None } => {
             tx.prepare_cached("DELETE FROM kv WHERE k >= ?1")?.execute([start])?;
         }
     }
