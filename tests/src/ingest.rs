@@ -1,8 +1,9 @@
 //! `ledger-node ingest`: streams an NDJSON history file into the node's store.
 //!
 //! The file is read line by line and sent to the component in batches of whole lines
-//! (at most [`BATCH_LINES`] records or [`BATCH_BYTES`] bytes), each one request to the
-//! component's `POST /v0/admin/ingest`, so memory stays bounded however large the file.
+//! (at most [`BATCH_LINES`] records or [`BATCH_BYTES`] bytes; the first batches smaller,
+//! see [`Batching`]), each one request to the component's `POST /v0/admin/ingest`, so
+//! memory stays bounded however large the file.
 //! Each batch is atomic; the file as a whole is not, but ingest is idempotent, so an
 //! interrupted run is resumed by running it again. Errors name the line of the file.
 //!

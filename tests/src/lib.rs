@@ -4,9 +4,10 @@
 //! suites.
 //!
 //! - [`host`] compiles the component (built by this crate's `build.rs` for
-//!   `wasm32-wasip2`) once with wasmtime, and runs a fresh instance per request over a
-//!   [`backend::Backend`]: a SQLite file ([`sqlite`]) or memory. It serves the
-//!   component's WIT `store` import from that backend; WASI supplies the clock, the
+//!   `wasm32-wasip2` and embedded in the binary) once with wasmtime, and runs a fresh
+//!   instance per request over a [`backend::Backend`]: a SQLite file ([`sqlite`]) or
+//!   memory. It serves the component's WIT `store` import from that backend (a write
+//!   batch is read in place in the component's memory); WASI supplies the clock, the
 //!   random source and the configuration ([`config`]) as environment variables.
 //! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
 //!   requests and decides nothing. [`scheduler`] runs the node's scheduled jobs on a
