@@ -137,6 +137,14 @@ enum Record {
     WalletUser(WalletUser),
 }
 
+impl Record {
+    /// An update record, rendered for storage.
+    fn update(update: Update) -> Self {
+        let stored = StoredUpdate::new(&update);
+        Record::Update((update, Some(stored)).into())
+    }
+}
+
 /// Parses every record of the batch, refusing the first invalid one (in line order),
 /// and renders every update for storage: all of a batch's work that needs no store
 /// happens here, before the store is first touched.
@@ -151,15 +159,11 @@ fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
     raw_lines(body)
         .map(|(number, raw)| {
             if let Some(update) = crate::update::fast::update_line(raw) {
-                let stored = StoredUpdate::new(&update);
-                return Ok((number, Record::Update((update, Some(stored)).into())));
+                return Ok((number, Record::update(update)));
             }
             let line = parse_line(number, raw)?;
             let record = match line.kind {
-                "update" => Update::parse(&line.payload).map(|u| {
-                    let stored = StoredUpdate::new(&u);
-                    Record::Update((u, Some(stored)).into())
-                }),
+                "update" => Update::parse(&line.payload).map(Record::update),
                 "topology" => Topology::parse(&line.payload).map(Record::Topology),
                 "backfill" => Backfill::parse(&line.payload).map(Record::Backfill),
                 "roll_forward_lsu" => RollForwardLsu::parse(&line.payload).map(Record::RollForwardLsu),

@@ -71,7 +71,7 @@ impl Backend {
         match self {
             Backend::Sqlite(s) => s.write_ops(ops),
             Backend::Memory(m) => {
-                let batch = WriteBatch { ops: ops.iter().map(OpRef::to_owned).collect() };
+                let batch = WriteBatch { ops: ops.iter().map(OpRef::to_op).collect() };
                 m.lock().map_err(poisoned)?.write_now(&batch)
             }
         }
@@ -101,7 +101,7 @@ impl OpRef<'_> {
     }
 
     /// The operation, owning its bytes.
-    pub fn to_owned(&self) -> Op {
+    pub fn to_op(&self) -> Op {
         match *self {
             OpRef::Put { key, value } => Op::Put { key: key.to_vec(), value: value.to_vec() },
             OpRef::PutIfAbsent { key, value } => Op::PutIfAbsent { key: key.to_vec(), value: value.to_vec() },

@@ -120,39 +120,33 @@ impl<'a> Cursor<'a> {
     /// Reads an object, calling `entry` with the cursor before each value and the key
     /// it belongs to; `entry` must take the value.
     pub fn object(&mut self, mut entry: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        self.enter()?;
-        if self.peek()? != b'}' {
-            loop {
-                let key = self.string()?;
-                self.eat(b':')?;
-                entry(self, key)?;
-                match self.peek()? {
-                    b',' => self.at += 1,
-                    _ => break,
-                }
-            }
-        }
-        self.eat(b'}')?;
-        self.depth -= 1;
-        Some(())
+        self.sequence(b'{', b'}', |c| {
+            let key = c.string()?;
+            c.eat(b':')?;
+            entry(c, key)
+        })
     }
 
     /// Reads an array, calling `element` with the cursor before each element; `element`
     /// must take it.
-    pub fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.eat(b'[')?;
+    pub fn array(&mut self, element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.sequence(b'[', b']', element)
+    }
+
+    /// Reads `open`, items separated by commas, each taken by `item`, and `close`.
+    fn sequence(&mut self, open: u8, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(open)?;
         self.enter()?;
-        if self.peek()? != b']' {
+        if self.peek()? != close {
             loop {
-                element(self)?;
+                item(self)?;
                 match self.peek()? {
                     b',' => self.at += 1,
                     _ => break,
                 }
             }
         }
-        self.eat(b']')?;
+        self.eat(close)?;
         self.depth -= 1;
         Some(())
     }

@@ -14,7 +14,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::parse::check_tree;
+use super::parse::{CREATED_EVENT, EXERCISED_EVENT, REASSIGNMENT, TRANSACTION, check_tree};
 use super::{
     Assignment, Blob, CreatedEvent, Event, ExercisedEvent, Reassignment, ReassignmentEvent, TemplateId, Transaction,
     Unassignment, Update, is_event_id_of,
@@ -39,6 +39,8 @@ pub(crate) fn update_line(line: &[u8]) -> Option<Update> {
 /// The fields of a transaction or a reassignment, as read.
 #[derive(Default)]
 struct UpdateFields<'a> {
+    /// Every key read, for [`only`].
+    keys: Vec<&'a str>,
     update_id: Option<&'a str>,
     migration_id: Option<i64>,
     workflow_id: Option<&'a str>,
@@ -53,29 +55,30 @@ struct UpdateFields<'a> {
 }
 
 fn update(c: &mut Cursor<'_>) -> Option<Update> {
-    let mut f = UpdateFields::default();
-    c.object(|c, key| match key {
-        "update_id" => once(&mut f.update_id, id(c)?),
-        "migration_id" => once(&mut f.migration_id, c.integer()?),
-        "workflow_id" => once(&mut f.workflow_id, c.string()?),
-        "record_time" => once(&mut f.record_time, timestamp(c)?),
-        "synchronizer_id" => once(&mut f.synchronizer_id, id(c)?),
-        "effective_at" => once(&mut f.effective_at, timestamp(c)?),
-        "root_event_ids" => once(&mut f.root_event_ids, strings(c)?),
-        "events_by_id" => once(&mut f.events_by_id, events(c)?),
-        "external_transaction_hash" if c.null() => once(&mut f.external_transaction_hash, None),
-        "external_transaction_hash" => once(&mut f.external_transaction_hash, Some(c.string()?)),
-        "offset" => once(&mut f.offset, id(c)?),
-        "event" => once(&mut f.event, reassignment_event(c)?),
-        _ => None,
+    let mut f = UpdateFields { keys: Vec::with_capacity(TRANSACTION.len()), ..UpdateFields::default() };
+    c.object(|c, key| {
+        f.keys.push(key);
+        match key {
+            "update_id" => once(&mut f.update_id, id(c)?),
+            "migration_id" => once(&mut f.migration_id, c.integer()?),
+            "workflow_id" => once(&mut f.workflow_id, c.string()?),
+            "record_time" => once(&mut f.record_time, timestamp(c)?),
+            "synchronizer_id" => once(&mut f.synchronizer_id, id(c)?),
+            "effective_at" => once(&mut f.effective_at, timestamp(c)?),
+            "root_event_ids" => once(&mut f.root_event_ids, strings(c)?),
+            "events_by_id" => once(&mut f.events_by_id, events(c)?),
+            "external_transaction_hash" if c.null() => once(&mut f.external_transaction_hash, None),
+            "external_transaction_hash" => once(&mut f.external_transaction_hash, Some(c.string()?)),
+            "offset" => once(&mut f.offset, id(c)?),
+            "event" => once(&mut f.event, reassignment_event(c)?),
+            _ => None,
+        }
     })?;
     if f.events_by_id.is_some() { transaction(f).map(Update::Transaction) } else { reassignment(f) }
 }
 
 fn transaction(f: UpdateFields<'_>) -> Option<Transaction> {
-    if f.offset.is_some() || f.event.is_some() {
-        return None;
-    }
+    only(&f.keys, &TRANSACTION)?;
     let update_id = f.update_id?;
     let mut events_by_id = BTreeMap::new();
     for (key, event) in f.events_by_id? {
@@ -105,15 +108,7 @@ fn transaction(f: UpdateFields<'_>) -> Option<Transaction> {
 }
 
 fn reassignment(f: UpdateFields<'_>) -> Option<Update> {
-    let transaction_only = f.migration_id.is_some()
-        || f.workflow_id.is_some()
-        || f.synchronizer_id.is_some()
-        || f.effective_at.is_some()
-        || f.root_event_ids.is_some()
-        || f.external_transaction_hash.is_some();
-    if transaction_only {
-        return None;
-    }
+    only(&f.keys, &REASSIGNMENT)?;
     Some(Update::Reassignment(Reassignment {
         update_id: f.update_id?.into(),
         offset: f.offset?.into(),
@@ -135,6 +130,8 @@ fn events<'a>(c: &mut Cursor<'a>) -> Option<Vec<(&'a str, Event)>> {
 /// The fields of a created or exercised event, as read.
 #[derive(Default)]
 struct EventFields<'a> {
+    /// Every key read, for [`only`].
+    keys: Vec<&'a str>,
     event_type: Option<&'a str>,
     event_id: Option<&'a str>,
     contract_id: Option<&'a str>,
@@ -155,28 +152,31 @@ struct EventFields<'a> {
 }
 
 fn event_fields<'a>(c: &mut Cursor<'a>) -> Option<EventFields<'a>> {
-    let mut f = EventFields::default();
-    c.object(|c, key| match key {
-        "event_type" => once(&mut f.event_type, c.string()?),
-        "event_id" => once(&mut f.event_id, id(c)?),
-        "contract_id" => once(&mut f.contract_id, id(c)?),
-        "template_id" => once(&mut f.template_id, template_id(c)?),
-        "package_name" => once(&mut f.package_name, id(c)?),
-        "create_arguments" => once(&mut f.create_arguments, value::record(c)?),
-        "created_at" => once(&mut f.created_at, timestamp(c)?),
-        "signatories" => once(&mut f.signatories, strings(c)?),
-        "observers" => once(&mut f.observers, strings(c)?),
-        "created_event_blob" if c.null() => once(&mut f.created_event_blob, None),
-        "created_event_blob" => once(&mut f.created_event_blob, Some(Blob::parse(c.string()?).ok()?)),
-        "choice" => once(&mut f.choice, id(c)?),
-        "choice_argument" => once(&mut f.choice_argument, value::value(c)?),
-        "child_event_ids" => once(&mut f.child_event_ids, strings(c)?),
-        "exercise_result" => once(&mut f.exercise_result, value::value(c)?),
-        "consuming" => once(&mut f.consuming, c.boolean()?),
-        "acting_parties" => once(&mut f.acting_parties, strings(c)?),
-        "interface_id" if c.null() => once(&mut f.interface_id, None),
-        "interface_id" => once(&mut f.interface_id, Some(template_id(c)?)),
-        _ => None,
+    let mut f = EventFields { keys: Vec::with_capacity(EXERCISED_EVENT.len()), ..EventFields::default() };
+    c.object(|c, key| {
+        f.keys.push(key);
+        match key {
+            "event_type" => once(&mut f.event_type, c.string()?),
+            "event_id" => once(&mut f.event_id, id(c)?),
+            "contract_id" => once(&mut f.contract_id, id(c)?),
+            "template_id" => once(&mut f.template_id, template_id(c)?),
+            "package_name" => once(&mut f.package_name, id(c)?),
+            "create_arguments" => once(&mut f.create_arguments, value::record(c)?),
+            "created_at" => once(&mut f.created_at, timestamp(c)?),
+            "signatories" => once(&mut f.signatories, strings(c)?),
+            "observers" => once(&mut f.observers, strings(c)?),
+            "created_event_blob" if c.null() => once(&mut f.created_event_blob, None),
+            "created_event_blob" => once(&mut f.created_event_blob, Some(Blob::parse(c.string()?).ok()?)),
+            "choice" => once(&mut f.choice, id(c)?),
+            "choice_argument" => once(&mut f.choice_argument, value::value(c)?),
+            "child_event_ids" => once(&mut f.child_event_ids, strings(c)?),
+            "exercise_result" => once(&mut f.exercise_result, value::value(c)?),
+            "consuming" => once(&mut f.consuming, c.boolean()?),
+            "acting_parties" => once(&mut f.acting_parties, strings(c)?),
+            "interface_id" if c.null() => once(&mut f.interface_id, None),
+            "interface_id" => once(&mut f.interface_id, Some(template_id(c)?)),
+            _ => None,
+        }
     })?;
     Some(f)
 }
@@ -200,16 +200,7 @@ fn created_event_of(c: &mut Cursor<'_>) -> Option<CreatedEvent> {
 }
 
 fn created(f: EventFields<'_>) -> Option<CreatedEvent> {
-    let exercised_only = f.choice.is_some()
-        || f.choice_argument.is_some()
-        || f.child_event_ids.is_some()
-        || f.exercise_result.is_some()
-        || f.consuming.is_some()
-        || f.acting_parties.is_some()
-        || f.interface_id.is_some();
-    if exercised_only {
-        return None;
-    }
+    only(&f.keys, &CREATED_EVENT)?;
     Some(CreatedEvent {
         event_id: f.event_id?.into(),
         contract_id: f.contract_id?.into(),
@@ -224,14 +215,7 @@ fn created(f: EventFields<'_>) -> Option<CreatedEvent> {
 }
 
 fn exercised(f: EventFields<'_>) -> Option<ExercisedEvent> {
-    let created_only = f.create_arguments.is_some()
-        || f.created_at.is_some()
-        || f.signatories.is_some()
-        || f.observers.is_some()
-        || f.created_event_blob.is_some();
-    if created_only {
-        return None;
-    }
+    only(&f.keys, &EXERCISED_EVENT)?;
     Some(ExercisedEvent {
         event_id: f.event_id?.into(),
         contract_id: f.contract_id?.into(),
@@ -286,6 +270,11 @@ fn reassignment_event(c: &mut Cursor<'_>) -> Option<ReassignmentEvent> {
         }),
         _ => return None,
     })
+}
+
+/// Whether every key read is one of `known`, the strict parser's fields of the type.
+fn only(keys: &[&str], known: &[&str]) -> Option<()> {
+    keys.iter().all(|key| known.contains(key)).then_some(())
 }
 
 fn timestamp(c: &mut Cursor<'_>) -> Option<Timestamp> {

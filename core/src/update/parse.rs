@@ -15,7 +15,7 @@ use crate::value::path::quoted;
 use crate::value::read::{self, StrictObject};
 use crate::value::{JsonPath, PathError, Record, Segment, Value};
 
-const TRANSACTION: [&str; 9] = [
+pub(super) const TRANSACTION: [&str; 9] = [
     "update_id",
     "migration_id",
     "workflow_id",
@@ -27,7 +27,7 @@ const TRANSACTION: [&str; 9] = [
     "external_transaction_hash",
 ];
 
-const CREATED_EVENT: [&str; 10] = [
+pub(super) const CREATED_EVENT: [&str; 10] = [
     "event_type",
     "event_id",
     "contract_id",
@@ -40,7 +40,7 @@ const CREATED_EVENT: [&str; 10] = [
     "created_event_blob",
 ];
 
-const EXERCISED_EVENT: [&str; 12] = [
+pub(super) const EXERCISED_EVENT: [&str; 12] = [
     "event_type",
     "event_id",
     "contract_id",
@@ -55,7 +55,7 @@ const EXERCISED_EVENT: [&str; 12] = [
     "interface_id",
 ];
 
-const REASSIGNMENT: [&str; 4] = ["update_id", "offset", "record_time", "event"];
+pub(super) const REASSIGNMENT: [&str; 4] = ["update_id", "offset", "record_time", "event"];
 
 const ASSIGNMENT: [&str; 7] = [
     "submitter",

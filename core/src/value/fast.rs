@@ -44,13 +44,8 @@ fn body<'a>(c: &mut Cursor<'a>, kind: &str) -> Option<Value> {
     Some(match kind {
         "record" => Value::Record(record_body(c)?),
         "variant" => {
-            let (mut constructor, mut value) = (None, None);
-            c.object(|c, key| match key {
-                "constructor" => once(&mut constructor, id(c)?),
-                "value" => once(&mut value, self::value(c)?),
-                _ => None,
-            })?;
-            Value::Variant { constructor: constructor?.into(), value: Box::new(value?) }
+            let (constructor, value) = named_value(c, "constructor")?;
+            Value::Variant { constructor: constructor.into(), value: Box::new(value) }
         }
         "enum" => {
             let mut constructor = None;
@@ -117,21 +112,26 @@ fn body<'a>(c: &mut Cursor<'a>, kind: &str) -> Option<Value> {
 /// `{"fields":[{"label":"f","value":V}]}`, labels present and unique.
 fn record_body(c: &mut Cursor<'_>) -> Option<Record> {
     let fields = repeated(c, "fields", |c, out: &mut Vec<Field>| {
-        let (mut label, mut value) = (None, None);
-        c.object(|c, key| match key {
-            "label" => once(&mut label, id(c)?),
-            "value" => once(&mut value, self::value(c)?),
-            _ => None,
-        })?;
-        let label = label?;
+        let (label, value) = named_value(c, "label")?;
         // Records are small: a scan of the labels so far is quicker than a set.
         if out.iter().any(|f| f.label == label) {
             return None;
         }
-        out.push(Field { label: label.into(), value: value? });
+        out.push(Field { label: label.into(), value });
         Some(())
     })?;
     Some(Record { fields })
+}
+
+/// `{"<name>":"n","value":V}` with `n` non-empty: a variant's body, a record's field.
+fn named_value<'a>(c: &mut Cursor<'a>, name: &str) -> Option<(&'a str, Value)> {
+    let (mut named, mut value) = (None, None);
+    c.object(|c, key| match key {
+        _ if key == name => once(&mut named, id(c)?),
+        "value" => once(&mut value, self::value(c)?),
+        _ => None,
+    })?;
+    Some((named?, value?))
 }
 
 /// An object whose one allowed key, `name`, holds an array of items, each read by
