@@ -21,6 +21,7 @@
 //! natively) and its configuration parser (to refuse a bad configuration at start-up).
 
 pub mod backend;
+pub mod behind;
 pub mod config;
 pub mod demo;
 pub mod host;

@@ -1,0 +1,601 @@
+//! Write-behind: write batches queued in order, committed by a writer thread of their
+//! own, and read through until they have committed.
+//!
+//! An ingest batch's turn at the store ([`crate::host::turns`]) used to last until its
+//! write had committed, so the host's half of every batch (compressing the bodies,
+//! SQLite's inserts and commit) sat in the chain of turns that bounds an ingest run.
+//! With a [`WriteBehind`] in front of the backend, a write only checks its
+//! preconditions, copies the batch and queues it; the turn passes at once, and the next
+//! batch applies while this one commits.
+//!
+//! Reads go through the queue: a key written by a queued batch reads as the newest
+//! queued batch left it, any other key from the backend. That is exact whether or not
+//! the backend's read already sees a queued batch's commit, because a queued batch
+//! holds the whole effect of its write on every key it names: the backend only ever
+//! gets the same values later. A scan asks the backend for as many more entries as the
+//! queue has keys in its range, so that the queue's deletes cannot leave it short.
+//!
+//! A batch with a range delete is not queued: it waits until the queue is empty and is
+//! written at once, so that the queue only ever holds single-key operations.
+//!
+//! The one thing write-behind changes is when a failure shows: a commit can still fail
+//! after its batch was queued (the disk is full, or another process took a key that a
+//! put-if-absent checked). Then that batch and every batch queued after it are dropped
+//! unwritten, and every later call fails. That is why a caller may report a batch as
+//! applied only once [`WriteBehind::committed`] says so (`serve_in_turn` waits for it).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::Range;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+
+use ledger_node_core::store::{Entry, Scan, Store, StoreError, WriteBatch, WriteError};
+
+use crate::backend::{Backend, OpRef};
+
+/// Most batches queued at once; a write waits while the queue is full.
+const MAX_QUEUED: usize = 2;
+
+/// A write-behind queue in front of a backend. Dropping it commits what is queued.
+#[derive(Debug)]
+pub struct WriteBehind {
+    shared: Arc<Shared>,
+    writer: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    backend: Arc<Backend>,
+    /// Committed batches, for later batches to fill again.
+    spare: Mutex<Vec<Batch>>,
+    queue: Mutex<Queue>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    /// Queued batches, oldest first; the writer is committing the first.
+    batches: VecDeque<Arc<Batch>>,
+    /// How many batches have committed: batch `n` has once `committed > n`.
+    committed: u64,
+    /// How many batches were ever queued (the next batch's number).
+    queued: u64,
+    /// Why a commit failed: every later call fails with it.
+    failed: Option<String>,
+    /// No more batches will come: the writer stops once the queue is empty.
+    closed: bool,
+}
+
+/// One queued write batch: its bytes in one buffer, its operations in order, and an
+/// index of the last operation on each key, sorted by key. A committed batch's buffers
+/// are filled again by a later one (a fresh 30 MB buffer a batch cost a page fault
+/// for every 4 KiB of it).
+#[derive(Debug, Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    ops: Vec<QueuedOp>,
+    /// `(key, value)` spans, sorted by key, one per key: the value the batch leaves
+    /// (`None`: deleted).
+    index: Vec<(Range<usize>, Option<Range<usize>>)>,
+    /// Scratch space for sorting the index.
+    order: Vec<usize>,
+}
+
+/// A single-key operation, its bytes as spans of [`Batch::bytes`].
+#[derive(Debug, Clone)]
+struct QueuedOp {
+    kind: Kind,
+    key: Range<usize>,
+    value: Range<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Put,
+    PutIfAbsent,
+    Delete,
+}
+
+impl Batch {
+    /// Copies `ops` (none of them a range delete) into the batch, replacing what it held.
+    fn fill(&mut self, ops: &[OpRef<'_>]) {
+        let Batch { bytes, ops: queued, index, order } = self;
+        bytes.clear();
+        queued.clear();
+        index.clear();
+        bytes.reserve(
+            ops.iter()
+                .map(|op| match *op {
+                    OpRef::Put { key, value } | OpRef::PutIfAbsent { key, value } => key.len() + value.len(),
+                    OpRef::Delete { key } => key.len(),
+                    OpRef::DeleteRange { .. } => 0,
+                })
+                .sum(),
+        );
+        queued.reserve(ops.len());
+        let mut span = |data: &[u8]| {
+            let start = bytes.len();
+            bytes.extend_from_slice(data);
+            start..bytes.len()
+        };
+        queued.extend(ops.iter().filter_map(|op| match *op {
+            OpRef::Put { key, value } => Some(QueuedOp { kind: Kind::Put, key: span(key), value: span(value) }),
+            OpRef::PutIfAbsent { key, value } => {
+                Some(QueuedOp { kind: Kind::PutIfAbsent, key: span(key), value: span(value) })
+            }
+            OpRef::Delete { key } => Some(QueuedOp { kind: Kind::Delete, key: span(key), value: 0..0 }),
+            OpRef::DeleteRange { .. } => None,
+        }));
+        // The last operation on each key decides what the batch leaves there.
+        let key = |at: usize| &bytes[queued[at].key.clone()];
+        order.clear();
+        order.extend(0..queued.len());
+        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
+        for (n, &at) in order.iter().enumerate() {
+            if order.get(n + 1).is_none_or(|&next| key(next) != key(at)) {
+                let op = &queued[at];
+                index.push((op.key.clone(), (op.kind != Kind::Delete).then(|| op.value.clone())));
+            }
+        }
+    }
+
+    fn key(&self, at: usize) -> &[u8] {
+        &self.bytes[self.index[at].0.clone()]
+    }
+
+    /// What the batch leaves at `key`: `None` if it does not name it, `Some(None)` if
+    /// it deletes it.
+    fn lookup(&self, key: &[u8]) -> Option<Option<&[u8]>> {
+        let at = self.index.binary_search_by(|(k, _)| self.bytes[k.clone()].cmp(key)).ok()?;
+        Some(self.index[at].1.clone().map(|v| &self.bytes[v]))
+    }
+
+    /// The keys the batch names from `start` (included) to `end` (excluded).
+    fn range(&self, start: &[u8], end: Option<&[u8]>) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
+        let from = self.index.partition_point(|(k, _)| &self.bytes[k.clone()] < start);
+        let to = end.map_or(self.index.len(), |end| self.index.partition_point(|(k, _)| &self.bytes[k.clone()] < end));
+        (from..to.max(from)).map(|at| (self.key(at), self.index[at].1.clone().map(|v| &self.bytes[v])))
+    }
+
+    /// The batch's operations, borrowing its bytes.
+    fn op_refs(&self) -> Vec<OpRef<'_>> {
+        let bytes = |span: &Range<usize>| &self.bytes[span.clone()];
+        self.ops
+            .iter()
+            .map(|op| match op.kind {
+                Kind::Put => OpRef::Put { key: bytes(&op.key), value: bytes(&op.value) },
+                Kind::PutIfAbsent => OpRef::PutIfAbsent { key: bytes(&op.key), value: bytes(&op.value) },
+                Kind::Delete => OpRef::Delete { key: bytes(&op.key) },
+            })
+            .collect()
+    }
+}
+
+/// The key a single-key operation sets or removes, and whether it is present after.
+fn effect<'a>(op: &OpRef<'a>) -> Option<(&'a [u8], bool)> {
+    match *op {
+        OpRef::Put { key, .. } | OpRef::PutIfAbsent { key, .. } => Some((key, true)),
+        OpRef::Delete { key } => Some((key, false)),
+        OpRef::DeleteRange { .. } => None,
+    }
+}
+
+/// Why a call fails after a commit failed.
+fn after_failure(why: &str) -> StoreError {
+    StoreError::new(format!("an earlier write batch failed to commit, so nothing after it was written: {why}"))
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The queued batches, oldest first, or the failure that emptied the queue.
+    fn queued(&self) -> Result<Vec<Arc<Batch>>, StoreError> {
+        let queue = self.lock();
+        match &queue.failed {
+            Some(why) => Err(after_failure(why)),
+            None => Ok(queue.batches.iter().cloned().collect()),
+        }
+    }
+
+    /// The writer: commits queued batches in order until the queue is closed and empty.
+    fn write_queued(&self) {
+        loop {
+            let batch = {
+                let queue = self.lock();
+                let queue = self
+                    .changed
+                    .wait_while(queue, |q| q.batches.is_empty() && !q.closed)
+                    .unwrap_or_else(PoisonError::into_inner);
+                match queue.batches.front() {
+                    Some(batch) => Arc::clone(batch),
+                    None => return, // closed and empty
+                }
+            };
+            let written = self.backend.write_ops(&batch.op_refs());
+            let mut queue = self.lock();
+            queue.batches.pop_front();
+            match written {
+                Ok(()) => queue.committed += 1,
+                Err(e) => {
+                    queue.failed = Some(match e {
+                        WriteError::PreconditionFailed { key } => format!(
+                            "another writer of the store took the key {} that the batch put only if absent",
+                            key.escape_ascii()
+                        ),
+                        WriteError::Store(e) => e.to_string(),
+                    });
+                    queue.batches.clear();
+                }
+            }
+            drop(queue);
+            self.changed.notify_all();
+            // A reader may still hold the batch; it is then dropped when the read ends.
+            if let Ok(done) = Arc::try_unwrap(batch) {
+                let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
+                if spare.len() < MAX_QUEUED {
+                    spare.push(done);
+                }
+            }
+        }
+    }
+}
+
+/// Marks the queue failed if the writer thread unwinds, so that nobody waits for it.
+struct WriterGuard(Arc<Shared>);
+
+impl Drop for WriterGuard {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut queue = self.0.lock();
+            queue.failed.get_or_insert_with(|| "the store's writer thread panicked".to_owned());
+            queue.batches.clear();
+            drop(queue);
+            self.0.changed.notify_all();
+        }
+    }
+}
+
+impl WriteBehind {
+    /// A queue in front of `backend`, with its writer thread.
+    pub fn new(backend: Arc<Backend>) -> Result<Self, StoreError> {
+        let shared = Arc::new(Shared {
+            backend,
+            spare: Mutex::new(Vec::new()),
+            queue: Mutex::new(Queue::default()),
+            changed: Condvar::new(),
+        });
+        let guard = WriterGuard(Arc::clone(&shared));
+        let writer = std::thread::Builder::new()
+            .name("store-writer".into())
+            .spawn(move || guard.0.write_queued())
+            .map_err(|e| StoreError::new(format!("starting the store's writer thread: {e}")))?;
+        Ok(WriteBehind { shared, writer: Some(writer) })
+    }
+
+    /// The backend behind the queue.
+    pub fn backend(&self) -> &Arc<Backend> {
+        &self.shared.backend
+    }
+
+    /// The value of `key`, as the queued batches leave it.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let queued = self.shared.queued()?;
+        match queued.iter().rev().find_map(|batch| batch.lookup(key)) {
+            Some(value) => Ok(value.map(<[u8]>::to_vec)),
+            None => self.shared.backend.get(key),
+        }
+    }
+
+    /// The values of `keys`, in order, as the queued batches leave them.
+    pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let queued = self.shared.queued()?;
+        if queued.is_empty() {
+            return self.shared.backend.get_many(keys);
+        }
+        let found: Vec<Option<Option<&[u8]>>> =
+            keys.iter().map(|key| queued.iter().rev().find_map(|batch| batch.lookup(key))).collect();
+        let missing: Vec<&[u8]> = keys.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(k, _)| *k).collect();
+        let mut read = self.shared.backend.get_many(&missing)?.into_iter();
+        Ok(found
+            .into_iter()
+            .map(|found| match found {
+                Some(value) => value.map(<[u8]>::to_vec),
+                None => read.next().flatten(),
+            })
+            .collect())
+    }
+
+    /// The entries of `scan`, as the queued batches leave them.
+    pub fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+        let queued = self.shared.queued()?;
+        let mut overlay: BTreeMap<&[u8], Option<&[u8]>> = BTreeMap::new();
+        for batch in &queued {
+            overlay.extend(batch.range(&scan.start, scan.end.as_deref()));
+        }
+        if overlay.is_empty() {
+            return self.shared.backend.scan(scan);
+        }
+        // At most `overlay.len()` of the backend's entries are replaced or deleted.
+        let extra = u32::try_from(overlay.len()).unwrap_or(u32::MAX);
+        let wider = Scan { limit: scan.limit.saturating_add(extra), ..scan.clone() };
+        let mut merged: BTreeMap<Vec<u8>, Vec<u8>> = self.shared.backend.scan(&wider)?.into_iter().collect();
+        for (key, value) in overlay {
+            match value {
+                Some(value) => merged.insert(key.to_vec(), value.to_vec()),
+                None => merged.remove(key),
+            };
+        }
+        let limit = scan.limit as usize;
+        Ok(if scan.reverse {
+            merged.into_iter().rev().take(limit).collect()
+        } else {
+            merged.into_iter().take(limit).collect()
+        })
+    }
+
+    /// Queues `ops` to be committed after every batch queued before, once their
+    /// put-if-absent keys are checked; the batch's number, for [`WriteBehind::wait`].
+    /// A batch with a range delete is written at once, after the queue has emptied.
+    pub fn write(&self, ops: &[OpRef<'_>]) -> Result<u64, WriteError> {
+        if ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. })) {
+            return self.write_now(ops);
+        }
+        self.check_absent(ops)?;
+        let mut batch = self.shared.spare.lock().unwrap_or_else(PoisonError::into_inner).pop().unwrap_or_default();
+        batch.fill(ops);
+        let batch = Arc::new(batch);
+        let mut queue = self
+            .shared
+            .changed
+            .wait_while(self.shared.lock(), |q| q.batches.len() >= MAX_QUEUED && q.failed.is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(why) = &queue.failed {
+            return Err(WriteError::Store(after_failure(why)));
+        }
+        let number = queue.queued;
+        queue.queued += 1;
+        queue.batches.push_back(batch);
+        drop(queue);
+        self.shared.changed.notify_all();
+        Ok(number)
+    }
+
+    /// Writes `ops` once the queue is empty, as batch number the next.
+    fn write_now(&self, ops: &[OpRef<'_>]) -> Result<u64, WriteError> {
+        let mut queue = self
+            .shared
+            .changed
+            .wait_while(self.shared.lock(), |q| !q.batches.is_empty() && q.failed.is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(why) = &queue.failed {
+            return Err(WriteError::Store(after_failure(why)));
+        }
+        // The lock is held through the write, so nothing is queued meanwhile.
+        self.shared.backend.write_ops(ops)?;
+        let number = queue.queued;
+        queue.queued += 1;
+        queue.committed += 1;
+        drop(queue);
+        self.shared.changed.notify_all();
+        Ok(number)
+    }
+
+    /// Fails with the first put-if-absent key of `ops` that is present, as the batch's
+    /// earlier operations, the queue and the backend leave it.
+    fn check_absent(&self, ops: &[OpRef<'_>]) -> Result<(), WriteError> {
+        // The put-if-absent keys no earlier operation of the batch names.
+        let mut named = BTreeSet::new();
+        let mut unknown: Vec<&[u8]> = Vec::new();
+        for op in ops {
+            if let OpRef::PutIfAbsent { key, .. } = *op
+                && !named.contains(key)
+            {
+                unknown.push(key);
+            }
+            if let Some((key, _)) = effect(op) {
+                named.insert(key);
+            }
+        }
+        // Whether each key is present, as far as the batch has gone.
+        let stored = if unknown.is_empty() { Vec::new() } else { self.get_many(&unknown)? };
+        let mut present: BTreeMap<&[u8], bool> =
+            unknown.into_iter().zip(stored).map(|(key, value)| (key, value.is_some())).collect();
+        for op in ops {
+            if let OpRef::PutIfAbsent { key, .. } = *op
+                && present.get(key).copied().unwrap_or(false)
+            {
+                return Err(WriteError::PreconditionFailed { key: key.to_vec() });
+            }
+            if let Some((key, now)) = effect(op) {
+                present.insert(key, now);
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until batch `number` has committed; an error if it never will.
+    pub fn wait(&self, number: u64) -> Result<(), StoreError> {
+        let queue = self
+            .shared
+            .changed
+            .wait_while(self.shared.lock(), |q| q.committed <= number && q.failed.is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        if queue.committed > number {
+            return Ok(());
+        }
+        let why = queue.failed.as_deref().unwrap_or("the queue was dropped");
+        Err(StoreError::new(format!("the write batch did not commit: {why}")))
+    }
+
+    /// Whether batch `number` has committed.
+    pub fn committed(&self, number: u64) -> bool {
+        self.shared.lock().committed > number
+    }
+}
+
+impl Drop for WriteBehind {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.changed.notify_all();
+        if let Some(writer) = self.writer.take() {
+            // A panic of the writer was already recorded by its guard.
+            let _ = writer.join();
+        }
+    }
+}
+
+/// The core's port over the queue: read-your-writes without waiting for commits (the
+/// storage contract suite runs against it).
+impl Store for WriteBehind {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        WriteBehind::get(self, key)
+    }
+    async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        WriteBehind::get_many(self, keys)
+    }
+    async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+        WriteBehind::scan(self, scan)
+    }
+    async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
+        let ops: Vec<OpRef<'_>> = batch.ops.iter().map(OpRef::from).collect();
+        WriteBehind::write(self, &ops).map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ledger_node_core::exec::block_on;
+    use ledger_node_core::store::contract;
+
+    fn put<'a>(key: &'a [u8], value: &'a [u8]) -> OpRef<'a> {
+        OpRef::Put { key, value }
+    }
+
+    /// A SQLite store in a file holding `stored`, and a second connection to it that
+    /// holds the write lock, so that queued batches stay uncommitted until it lets go.
+    fn stalled_store(stored: &[OpRef<'_>]) -> (tempfile::TempDir, WriteBehind, rusqlite::Connection) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("behind.sqlite");
+        let backend = Backend::sqlite(&path).expect("a SQLite store");
+        backend.write_ops(stored).expect("stored");
+        let queue = WriteBehind::new(Arc::new(backend)).expect("a queue");
+        let other = rusqlite::Connection::open(&path).expect("another connection");
+        other.execute_batch("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE").expect("the write lock");
+        (dir, queue, other)
+    }
+
+    #[test]
+    fn the_queue_honours_the_storage_contract() {
+        let report = block_on(contract::run(&WriteBehind::new(Arc::new(Backend::memory())).expect("a queue")));
+        assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let backend = Backend::sqlite(&dir.path().join("contract.sqlite")).expect("a SQLite store");
+        let report = block_on(contract::run(&WriteBehind::new(Arc::new(backend)).expect("a queue")));
+        assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn reads_see_queued_batches_before_they_commit() {
+        let stored = [put(b"a1", b"old"), put(b"a2", b"kept"), put(b"a3", b"gone"), put(b"b", b"x")];
+        let (_dir, queue, other) = stalled_store(&stored);
+        let backend = Arc::clone(queue.backend());
+        let first = queue.write(&[put(b"a1", b"new"), OpRef::Delete { key: b"a3" }, put(b"a4", b"added")]).unwrap();
+        let second = queue.write(&[put(b"a0", b"first"), OpRef::Delete { key: b"a4" }]).unwrap();
+        assert_eq!((first, second), (0, 1));
+        assert!(!queue.committed(first), "the other connection holds the write lock");
+        assert_eq!(backend.get(b"a1").unwrap().as_deref(), Some(&b"old"[..]), "nothing committed yet");
+
+        assert_eq!(queue.get(b"a1").unwrap().as_deref(), Some(&b"new"[..]));
+        assert_eq!(queue.get(b"a3").unwrap(), None);
+        assert_eq!(queue.get(b"a4").unwrap(), None, "the newest batch wins");
+        let keys: [&[u8]; 5] = [b"a0", b"a1", b"a2", b"a3", b"zz"];
+        let values = queue.get_many(&keys).unwrap();
+        let values: Vec<Option<&[u8]>> = values.iter().map(Option::as_deref).collect();
+        assert_eq!(values, [Some(&b"first"[..]), Some(b"new"), Some(b"kept"), None, None]);
+
+        let expected: Vec<Entry> = [("a0", "first"), ("a1", "new"), ("a2", "kept")]
+            .into_iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect();
+        for limit in 0..5u32 {
+            let scan = Scan::prefix(b"a", limit);
+            let want: Vec<Entry> = expected.iter().take(limit as usize).cloned().collect();
+            assert_eq!(queue.scan(&scan).unwrap(), want, "limit {limit}");
+            let want: Vec<Entry> = expected.iter().rev().take(limit as usize).cloned().collect();
+            assert_eq!(queue.scan(&scan.reversed()).unwrap(), want, "limit {limit}, reversed");
+        }
+
+        other.execute_batch("COMMIT").expect("the lock let go");
+        queue.wait(second).expect("both batches commit");
+        assert!(queue.committed(first));
+        assert_eq!(backend.scan(&Scan::prefix(b"a", 10)).unwrap(), expected, "the backend holds what the queue showed");
+    }
+
+    #[test]
+    fn put_if_absent_is_checked_against_the_queue_and_the_batch() {
+        let (_dir, queue, other) = stalled_store(&[]);
+        queue.write(&[put(b"k", b"1")]).unwrap();
+        let present = OpRef::PutIfAbsent { key: b"k", value: b"2" };
+        assert_eq!(queue.write(&[present]), Err(WriteError::PreconditionFailed { key: b"k".to_vec() }));
+        let fresh = OpRef::PutIfAbsent { key: b"n", value: b"1" };
+        assert_eq!(
+            queue.write(&[fresh, OpRef::Delete { key: b"k" }, present, fresh]),
+            Err(WriteError::PreconditionFailed { key: b"n".to_vec() }),
+            "the batch's own put counts"
+        );
+        let last = queue.write(&[OpRef::Delete { key: b"k" }, present]).expect("deleted first, in the batch");
+        other.execute_batch("COMMIT").expect("the lock let go");
+        queue.wait(last).expect("committed");
+        assert_eq!(queue.backend().get(b"k").unwrap().as_deref(), Some(&b"2"[..]));
+        assert_eq!(queue.backend().get(b"n").unwrap(), None, "a refused batch writes nothing");
+    }
+
+    #[test]
+    fn a_failed_commit_drops_every_later_batch_and_fails_every_later_call() {
+        let (_dir, queue, other) = stalled_store(&[]);
+        // Checked while `k` is absent, then taken by another writer before the commit.
+        let first = queue.write(&[put(b"a", b"1"), OpRef::PutIfAbsent { key: b"k", value: b"mine" }]).unwrap();
+        let second = queue.write(&[put(b"b", b"2")]).unwrap();
+        other.execute("INSERT INTO kv (k, v) VALUES (?1, ?2)", [&b"k"[..], b"theirs"]).expect("an insert");
+        other.execute_batch("COMMIT").expect("the lock let go");
+
+        let error = queue.wait(first).expect_err("the first batch cannot commit").to_string();
+        assert!(error.contains("another writer of the store took the key k"), "{error}");
+        assert!(queue.wait(second).is_err(), "a later batch is dropped");
+        assert!(queue.get(b"a").is_err(), "reads fail after a failed commit");
+        assert!(matches!(queue.write(&[put(b"c", b"3")]), Err(WriteError::Store(_))));
+        let backend = queue.backend();
+        assert_eq!(backend.get(b"a").unwrap(), None, "nothing of the failed batch was written");
+        assert_eq!(backend.get(b"b").unwrap(), None, "nothing after it was written");
+        assert_eq!(backend.get(b"k").unwrap().as_deref(), Some(&b"theirs"[..]));
+    }
+
+    #[test]
+    fn a_range_delete_waits_for_the_queue_and_is_written_at_once() {
+        let (_dir, queue, other) = stalled_store(&[]);
+        queue.write(&[put(b"r1", b"1"), put(b"r2", b"2"), put(b"s", b"3")]).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            other.execute_batch("COMMIT").expect("the lock let go");
+        });
+        let number = queue.write(&[OpRef::DeleteRange { start: b"r", end: Some(b"s") }]).unwrap();
+        assert!(queue.committed(number), "written before it returned");
+        release.join().expect("no panics");
+        let left = queue.backend().scan(&Scan::prefix(b"", 10)).unwrap();
+        assert_eq!(left, [(b"s".to_vec(), b"3".to_vec())]);
+    }
+
+    #[test]
+    fn dropping_the_queue_commits_what_it_holds() {
+        let backend = Arc::new(Backend::memory());
+        let queue = WriteBehind::new(Arc::clone(&backend)).expect("a queue");
+        for n in 0..5u8 {
+            queue.write(&[put(&[n], b"v")]).unwrap();
+        }
+        drop(queue);
+        assert_eq!(backend.scan(&Scan::prefix(b"", 10)).unwrap().len(), 5);
+    }
+}
