@@ -7,6 +7,8 @@
 use alloc::string::String;
 use core::fmt;
 
+use crate::json::short::{Short, ShortText};
+
 /// Microseconds per second.
 const MICROS_PER_SECOND: i64 = 1_000_000;
 /// Seconds per day.
@@ -127,21 +129,24 @@ impl Timestamp {
     }
 }
 
+impl ShortText for Timestamp {
+    /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
+    fn short_text(&self) -> Short {
+        let day_micros = SECONDS_PER_DAY * MICROS_PER_SECOND;
+        // Non-negative and below a day's microseconds.
+        let within_day = self.0.rem_euclid(day_micros) as u64;
+        let seconds = within_day / MICROS_PER_SECOND as u64;
+        let mut text = self.date().short_text();
+        text.push(b'T').digits(seconds / 3600, 2).push(b':').digits(seconds / 60 % 60, 2).push(b':');
+        text.digits(seconds % 60, 2).push(b'.').digits(within_day % MICROS_PER_SECOND as u64, 6).push(b'Z');
+        text
+    }
+}
+
 impl fmt::Display for Timestamp {
     /// Formats as `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let day_micros = SECONDS_PER_DAY * MICROS_PER_SECOND;
-        let within_day = self.0.rem_euclid(day_micros);
-        let seconds = within_day / MICROS_PER_SECOND;
-        write!(
-            f,
-            "{}T{:02}:{:02}:{:02}.{:06}Z",
-            self.date(),
-            seconds / 3600,
-            seconds / 60 % 60,
-            seconds % 60,
-            within_day % MICROS_PER_SECOND
-        )
+        f.write_str(self.short_text().as_str())
     }
 }
 
@@ -183,11 +188,21 @@ impl Date {
     }
 }
 
+impl ShortText for Date {
+    /// `YYYY-MM-DD`.
+    fn short_text(&self) -> Short {
+        // Years 1 to 9999, so every part is positive and four digits at most.
+        let (year, month, day) = self.civil();
+        let mut text = Short::new();
+        text.digits(year as u64, 4).push(b'-').digits(month as u64, 2).push(b'-').digits(day as u64, 2);
+        text
+    }
+}
+
 impl fmt::Display for Date {
     /// Formats as `YYYY-MM-DD`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (year, month, day) = self.civil();
-        write!(f, "{year:04}-{month:02}-{day:02}")
+        f.write_str(self.short_text().as_str())
     }
 }
 
@@ -241,6 +256,23 @@ pub fn format_timestamp(ts: Timestamp) -> String {
 mod tests {
     use super::*;
     use alloc::string::ToString;
+
+    #[test]
+    fn the_short_text_is_what_core_fmt_would_write() {
+        let span = (Timestamp::MAX.micros() - Timestamp::MIN.micros()) as u64;
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..10_000 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let ts = Timestamp::from_micros(Timestamp::MIN.micros() + (seed % span) as i64).unwrap();
+            let (year, month, day) = ts.date().civil();
+            let within_day = ts.micros().rem_euclid(SECONDS_PER_DAY * MICROS_PER_SECOND);
+            let (seconds, fraction) = (within_day / MICROS_PER_SECOND, within_day % MICROS_PER_SECOND);
+            let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+            let want = alloc::format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{fraction:06}Z");
+            assert_eq!(ts.to_string(), want);
+            assert_eq!(ts.date().to_string(), want[..10]);
+        }
+    }
 
     #[test]
     fn timestamps_format_with_six_fractional_digits() {

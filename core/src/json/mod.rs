@@ -13,6 +13,7 @@
 //! [`write`](mod@write) is the other direction: the writer that renders the node's JSON.
 
 pub mod scan;
+pub mod short;
 pub mod write;
 
 use alloc::borrow::Cow;

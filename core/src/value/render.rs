@@ -5,7 +5,7 @@
 //! an intermediate `serde_json::Value` tree; [`Value::render`] builds such a tree for
 //! callers that want one.
 
-use core::fmt::Display;
+use crate::json::short::ShortText;
 
 use alloc::string::String;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
@@ -104,12 +104,12 @@ impl Serialize for Empty {
     }
 }
 
-/// Something written as the JSON string of its `Display` form.
+/// Something written as the JSON string of its short text form.
 pub(crate) struct Text<T>(pub(crate) T);
 
-impl<T: Display> Serialize for Text<T> {
+impl<T: ShortText> Serialize for Text<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(&self.0)
+        serializer.serialize_str(self.0.short_text().as_str())
     }
 }
 
@@ -143,7 +143,7 @@ impl Serialize for Protobuf<'_> {
             Value::Optional(Some(inner)) => two(s, "optional", "value", Protobuf(inner)),
             Value::TextMap(entries) => two(s, "textMap", "entries", Elements(entries, protobuf_text_entry)),
             Value::GenMap(entries) => two(s, "genMap", "entries", Elements(entries, protobuf_gen_entry)),
-            Value::Int64(n) => one(s, "int64", &Text(n)),
+            Value::Int64(n) => one(s, "int64", &Text(*n)),
             Value::Numeric(n) => one(s, "numeric", &n.as_str()),
             Value::Text(text) => one(s, "text", text),
             Value::Timestamp(t) => one(s, "timestamp", &Text(t.micros())),
@@ -235,11 +235,11 @@ impl Serialize for Compact<'_> {
             },
             Value::TextMap(entries) => s.collect_map(entries.iter().map(|(k, v)| (k, Compact(v)))),
             Value::GenMap(entries) => Elements(entries, compact_gen_entry).serialize(s),
-            Value::Int64(n) => s.collect_str(n),
+            Value::Int64(n) => Text(*n).serialize(s),
             Value::Numeric(n) => s.serialize_str(n.as_str()),
             Value::Text(text) | Value::Party(text) | Value::ContractId(text) => s.serialize_str(text),
-            Value::Timestamp(t) => s.collect_str(t),
-            Value::Date(d) => s.collect_str(d),
+            Value::Timestamp(t) => Text(*t).serialize(s),
+            Value::Date(d) => Text(*d).serialize(s),
             Value::Bool(b) => s.serialize_bool(*b),
             Value::Unit => Empty.serialize(s),
         }
