@@ -31,6 +31,7 @@
 //! an upsert with triggers needs) stay in memory: spilled to temporary files, they
 //! wrote a page for every key an ingest put, more bytes than the log itself.
 
+mod pack;
 mod reader;
 
 use std::path::Path;
@@ -89,7 +90,7 @@ fn value(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Vec<u8>> {
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(first + 1, rusqlite::types::Type::Blob, e.into()))
 }
 
-/// A value compressed by [`place`]: its length (4 bytes, little-endian), then an LZ4
+/// A value compressed by [`append_bodies`]: its length (4 bytes, little-endian), then an LZ4
 /// block. A length the block cannot hold, or a block that does not decode to exactly
 /// that length, is damage.
 fn decompress(stored: &[u8]) -> Result<Vec<u8>, String> {
@@ -363,8 +364,9 @@ impl SqliteStore {
         }
         let mut writer = self.writer.lock().map_err(poisoned)?;
         let tx = writer.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
-        for op in ops {
-            if !apply(&tx, op).map_err(backend)? {
+        let bodies = append_bodies(&tx, ops).map_err(backend)?;
+        for (op, body) in ops.iter().zip(bodies) {
+            if !apply(&tx, op, body).map_err(backend)? {
                 // Dropping the transaction rolls it back.
                 return Err(WriteError::PreconditionFailed { key: op.key().to_vec() });
             }
@@ -384,11 +386,14 @@ impl SqliteStore {
     }
 }
 
-/// Applies one operation; `false` when a put-if-absent found its key present.
-fn apply(tx: &rusqlite::Transaction<'_>, op: &OpRef<'_>) -> rusqlite::Result<bool> {
+/// Applies one operation, whose value, if large, is the body `body` already appended
+/// to `bodies`; `false` when a put-if-absent found its key present.
+fn apply(tx: &rusqlite::Transaction<'_>, op: &OpRef<'_>, body: Option<i64>) -> rusqlite::Result<bool> {
+    // A value is kept in its row unless it went to `bodies`.
+    let in_row = |value| body.is_none().then_some(value);
     match *op {
         OpRef::Put { key, value } => {
-            let (inline, body) = place(tx, value)?;
+            let inline = in_row(value);
             tx.prepare_cached(
                 "INSERT INTO kv (k, v, body) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (k) DO UPDATE SET v = excluded.v, body = excluded.body",
@@ -396,7 +401,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, op: &OpRef<'_>) -> rusqlite::Result<boo
             .execute(params![key, inline, body])?;
         }
         OpRef::PutIfAbsent { key, value } => {
-            let (inline, body) = place(tx, value)?;
+            let inline = in_row(value);
             let insert = tx
                 .prepare_cached("INSERT INTO kv (k, v, body) VALUES (?1, ?2, ?3)")?
                 .execute(params![key, inline, body]);
@@ -423,15 +428,29 @@ fn apply(tx: &rusqlite::Transaction<'_>, op: &OpRef<'_>) -> rusqlite::Result<boo
     Ok(true)
 }
 
-/// Where `value` goes: in its `kv` row (`(Some(value), None)`), or, when large,
-/// compressed and appended to `bodies` (`(None, Some(row id))`).
-fn place<'v>(tx: &rusqlite::Transaction<'_>, value: &'v [u8]) -> rusqlite::Result<(Option<&'v [u8]>, Option<i64>)> {
-    if value.len() <= INLINE_BYTES {
-        return Ok((Some(value), None));
+/// Appends the large values of `ops` (over [`INLINE_BYTES`]) to `bodies`, compressed,
+/// in the order that fills its pages ([`pack`]): the row id of each operation's body, if
+/// its value is large.
+fn append_bodies(tx: &rusqlite::Transaction<'_>, ops: &[OpRef<'_>]) -> rusqlite::Result<Vec<Option<i64>>> {
+    let mut ids = vec![None; ops.len()];
+    let large: Vec<(usize, Vec<u8>)> = ops
+        .iter()
+        .enumerate()
+        .filter_map(|(at, op)| match *op {
+            OpRef::Put { value, .. } | OpRef::PutIfAbsent { value, .. } if value.len() > INLINE_BYTES => {
+                Some((at, lz4_flex::block::compress_prepend_size(value)))
+            }
+            _ => None,
+        })
+        .collect();
+    let sizes: Vec<usize> = large.iter().map(|(_, body)| pack::cell_bytes(body.len())).collect();
+    let mut insert = tx.prepare_cached("INSERT INTO bodies (v) VALUES (?1)")?;
+    for at in pack::append_order(&sizes) {
+        let (op, body) = &large[at];
+        insert.execute([body])?;
+        ids[*op] = Some(tx.last_insert_rowid());
     }
-    let compressed = lz4_flex::block::compress_prepend_size(value);
-    tx.prepare_cached("INSERT INTO bodies (v) VALUES (?1)")?.execute([compressed])?;
-    Ok((None, Some(tx.last_insert_rowid())))
+    Ok(ids)
 }
 
 fn poisoned<T>(_: std::sync::PoisonError<T>) -> StoreError {
