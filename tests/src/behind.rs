@@ -130,7 +130,9 @@ impl Batch {
         let key = |at: usize| &bytes[queued[at].key.clone()];
         order.clear();
         order.extend(0..queued.len());
-        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
+        // Stable, and quick on the core's batches: a few first operations, then keys in
+        // order, which the merge sort takes as two runs.
+        order.sort_by(|&a, &b| key(a).cmp(key(b)));
         for (n, &at) in order.iter().enumerate() {
             if order.get(n + 1).is_none_or(|&next| key(next) != key(at)) {
                 let op = &queued[at];
@@ -385,24 +387,35 @@ impl WriteBehind {
     /// Fails with the first put-if-absent key of `ops` that is present, as the batch's
     /// earlier operations, the queue and the backend leave it.
     fn check_absent(&self, ops: &[OpRef<'_>]) -> Result<(), WriteError> {
-        // The put-if-absent keys no earlier operation of the batch names.
+        let guarded: BTreeSet<&[u8]> = ops
+            .iter()
+            .filter_map(|op| match *op {
+                OpRef::PutIfAbsent { key, .. } => Some(key),
+                _ => None,
+            })
+            .collect();
+        if guarded.is_empty() {
+            return Ok(());
+        }
+        // The operations on guarded keys, in order (an ingest batch has one).
+        let on_guarded: Vec<&OpRef<'_>> =
+            ops.iter().filter(|op| effect(op).is_some_and(|(key, _)| guarded.contains(key))).collect();
+        // The guarded keys whose first operation is a put-if-absent: the store decides.
         let mut named = BTreeSet::new();
         let mut unknown: Vec<&[u8]> = Vec::new();
-        for op in ops {
-            if let OpRef::PutIfAbsent { key, .. } = *op
-                && !named.contains(key)
+        for op in &on_guarded {
+            if let Some((key, _)) = effect(op)
+                && named.insert(key)
+                && matches!(op, OpRef::PutIfAbsent { .. })
             {
                 unknown.push(key);
-            }
-            if let Some((key, _)) = effect(op) {
-                named.insert(key);
             }
         }
         // Whether each key is present, as far as the batch has gone.
         let stored = if unknown.is_empty() { Vec::new() } else { self.get_many(&unknown)? };
         let mut present: BTreeMap<&[u8], bool> =
             unknown.into_iter().zip(stored).map(|(key, value)| (key, value.is_some())).collect();
-        for op in ops {
+        for op in on_guarded {
             if let OpRef::PutIfAbsent { key, .. } = *op
                 && present.get(key).copied().unwrap_or(false)
             {
