@@ -556,6 +556,24 @@ mod tests {
     }
 
     #[test]
+    fn the_first_byte_to_escape_is_found_in_blocks_and_after_them() {
+        for len in 0..50 {
+            let plain: Vec<u8> = (0..len).map(|n| [b'a', b' ', 0x7f, 0x80, 0xff][n % 5]).collect();
+            assert_eq!(first_escape(&plain), None, "{len} bytes");
+            for at in 0..len {
+                for byte in [0x00, 0x1f, b'"', b'\\'] {
+                    let mut bytes = plain.clone();
+                    bytes[at] = byte;
+                    if let Some(later) = bytes.get_mut(at + 3) {
+                        *later = b'"';
+                    }
+                    assert_eq!(first_escape(&bytes), Some(at), "{byte:#x} at {at} of {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unsupported_shapes_fall_back_to_serde_json() {
         let value = serde_json::json!({"f": 1.5, "list": [1, -2, null, true, "s"], "nested": {"k": {}}});
         assert_eq!(to_vec(&value), serde_json::to_vec(&value).unwrap());
