@@ -9,6 +9,9 @@
 //!   memory. It serves the component's WIT `store` import from that backend (a write
 //!   batch is read in place in the component's memory); WASI supplies the clock, the
 //!   random source and the configuration ([`config`]) as environment variables.
+//! - [`ingest`] streams a history file through the component in pipelined batches that
+//!   take turns at the store ([`host::turns`]) and write behind ([`behind`]): a batch's
+//!   turn ends when its write is queued, and a writer thread commits the queue in order.
 //! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
 //!   requests and decides nothing. [`scheduler`] runs the node's scheduled jobs on a
 //!   timer (`--tick-seconds`).

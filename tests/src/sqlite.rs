@@ -10,7 +10,8 @@
 //! ingest batch rewrites most of its leaves; keeping every value over a few hundred
 //! bytes out of it keeps those scattered pages few (10 MB of `kv` for 20,000 demo
 //! updates, 45 MB when contract records sat in it), while `bodies` only ever grows at
-//! its end, each page written once. A read is still one statement (and
+//! its end, each page written once; a batch appends its bodies in the order that fills
+//! whole pages (`sqlite/pack.rs`). A read is still one statement (and
 //! one store read for the core). Triggers delete a body whose key is overwritten or
 //! deleted, so the two tables cannot drift apart.
 //!
