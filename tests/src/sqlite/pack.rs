@@ -8,11 +8,12 @@
 //! groups them, fills the pages. Row ids follow the new order; nothing reads bodies in
 //! row id order, and the `kv` rows name each body by its id.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
 
-/// The bytes of a leaf page that cells and their pointers can use (a 4 KiB page less
-/// its 8-byte header).
-pub const PAGE_CELL_BYTES: usize = 4096 - 8;
+/// The bytes of a leaf page that cells and their pointers can use (a page less its
+/// 8-byte header).
+pub const PAGE_CELL_BYTES: usize = super::PAGE_BYTES as usize - 8;
 
 /// The bytes a body of `len` bytes takes in a leaf page: the record (`len` and a 4-byte
 /// header), the cell's payload size and row id varints (at most 3 and 4 bytes for the
@@ -26,14 +27,15 @@ pub fn cell_bytes(len: usize) -> usize {
 /// them) in: indices into `sizes`, page by page, each page's bodies fitting in
 /// [`PAGE_CELL_BYTES`] as far as their sizes allow.
 pub fn append_order(sizes: &[usize]) -> Vec<usize> {
+    // Stable: bodies of one size keep their input order.
     let mut largest_first: Vec<usize> = (0..sizes.len()).collect();
-    largest_first.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+    largest_first.sort_by_key(|&at| Reverse(sizes[at]));
     // Pages by the space they have left, then their number; each page's bodies.
-    let mut open: BTreeMap<(usize, usize), ()> = BTreeMap::new();
+    let mut open: BTreeSet<(usize, usize)> = BTreeSet::new();
     let mut pages: Vec<Vec<usize>> = Vec::new();
     for at in largest_first {
         let size = sizes[at];
-        let best = open.range((size, 0)..).next().map(|(&key, ())| key);
+        let best = open.range((size, 0)..).next().copied();
         let (left, page) = match best {
             Some(key) => {
                 open.remove(&key);
@@ -46,7 +48,7 @@ pub fn append_order(sizes: &[usize]) -> Vec<usize> {
         };
         pages[page].push(at);
         if let Some(left) = left.checked_sub(size) {
-            open.insert((left, page), ());
+            open.insert((left, page));
         }
     }
     pages.into_iter().flatten().collect()
