@@ -141,22 +141,30 @@ impl Batch {
         }
     }
 
-    fn key(&self, at: usize) -> &[u8] {
-        &self.bytes[self.index[at].0.clone()]
+    /// Entry `at` of the index: a key, and the value the batch leaves there (`None`:
+    /// deleted).
+    fn entry(&self, at: usize) -> (&[u8], Option<&[u8]>) {
+        let (key, value) = &self.index[at];
+        (&self.bytes[key.clone()], value.clone().map(|value| &self.bytes[value]))
+    }
+
+    /// The number of index entries whose keys sort before `key`.
+    fn before(&self, key: &[u8]) -> usize {
+        self.index.partition_point(|(k, _)| &self.bytes[k.clone()] < key)
     }
 
     /// What the batch leaves at `key`: `None` if it does not name it, `Some(None)` if
     /// it deletes it.
     fn lookup(&self, key: &[u8]) -> Option<Option<&[u8]>> {
         let at = self.index.binary_search_by(|(k, _)| self.bytes[k.clone()].cmp(key)).ok()?;
-        Some(self.index[at].1.clone().map(|v| &self.bytes[v]))
+        Some(self.entry(at).1)
     }
 
     /// The keys the batch names from `start` (included) to `end` (excluded).
     fn range(&self, start: &[u8], end: Option<&[u8]>) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
-        let from = self.index.partition_point(|(k, _)| &self.bytes[k.clone()] < start);
-        let to = end.map_or(self.index.len(), |end| self.index.partition_point(|(k, _)| &self.bytes[k.clone()] < end));
-        (from..to.max(from)).map(|at| (self.key(at), self.index[at].1.clone().map(|v| &self.bytes[v])))
+        let from = self.before(start);
+        let to = end.map_or(self.index.len(), |end| self.before(end));
+        (from..to.max(from)).map(|at| self.entry(at))
     }
 
     /// The batch's operations, borrowing its bytes.
