@@ -22,9 +22,10 @@
 //! ingest's next batch is prepared while the last one is checkpointed. The log restarts
 //! only once a checkpoint has caught up with the last commit, so a write that finds it
 //! over a limit (512 MiB) checkpoints it whole itself; dropping the store does too.
-//! Pages are SQLite's default 4 KiB and readers keep SQLite's default 2 MiB page
-//! cache: a read copies a few small pages rather than mapping the file, so the
-//! process's memory stays bounded however large the store grows. A reader keeps its
+//! Pages are 16 KiB (a new file's; an existing one keeps its own), which a commit
+//! mostly appends whole, and readers keep SQLite's default 2 MiB page cache: a read
+//! copies a few pages rather than mapping the file, so the process's memory stays
+//! bounded however large the store grows. A reader keeps its
 //! read transaction open across reads until a local commit or a few milliseconds make
 //! it stale (see `sqlite/reader.rs`).
 //!
@@ -118,9 +119,12 @@ fn reader_count() -> usize {
     std::thread::available_parallelism().map_or(2, usize::from).clamp(2, 8)
 }
 
-/// The page size of a new database: small, as random inserts into `kv` rewrite one
-/// page each, and reads copy whole pages.
-const PAGE_BYTES: u32 = 4096;
+/// The page size of a new database (an existing one keeps its own). 16 KiB: a batch's
+/// commit appends mostly whole pages of bodies, and at 4 KiB each of them cost a log
+/// frame of its own (two writes), a checkpoint write and a page-cache entry; ingest
+/// took a tenth more CPU at 4 KiB, and reads from a warm store were no faster
+/// (BENCHMARKS.md).
+const PAGE_BYTES: u32 = 16384;
 
 /// How often the checkpointer ends the read snapshots of idle readers.
 const SWEEP_EVERY: Duration = Duration::from_millis(50);
@@ -142,6 +146,9 @@ pub struct SqliteStore {
     epoch: AtomicU64,
     /// The checkpointer of a file-backed store.
     checkpointer: Option<Checkpointer>,
+    /// The bytes of a leaf page that cells can use, in this database's page size
+    /// ([`pack::page_cell_bytes`]).
+    page_cell_bytes: usize,
 }
 
 /// A thread that checkpoints the write-ahead log when woken, and checkpoints it whole
@@ -242,6 +249,15 @@ fn create_schema(connection: &Connection, path: &Path) -> Result<(), StoreError>
     }
 }
 
+/// The bytes of a leaf page that cells can use in the database `connection` holds
+/// open, whose page size was fixed when it was created.
+fn page_cell_bytes(connection: &Connection) -> Result<usize, StoreError> {
+    let page_bytes: i64 = connection.query_row("PRAGMA page_size", [], |row| row.get(0)).map_err(backend)?;
+    usize::try_from(page_bytes)
+        .map(pack::page_cell_bytes)
+        .map_err(|_| StoreError::new(format!("sqlite: a page size of {page_bytes} bytes")))
+}
+
 fn backend(e: rusqlite::Error) -> StoreError {
     StoreError::new(format!("sqlite: {e}"))
 }
@@ -270,6 +286,7 @@ impl SqliteStore {
         let readers: Arc<[Mutex<Reader>]> = readers.into();
         let checkpointer = Some(Checkpointer::start(path, Arc::clone(&readers))?);
         Ok(SqliteStore {
+            page_cell_bytes: page_cell_bytes(&writer)?,
             writer: Mutex::new(writer),
             readers,
             next_reader: AtomicUsize::new(0),
@@ -281,8 +298,10 @@ impl SqliteStore {
     /// A private in-memory database.
     pub fn in_memory() -> Result<Self, StoreError> {
         let writer = Connection::open_in_memory().map_err(backend)?;
+        writer.execute_batch(&format!("PRAGMA page_size = {PAGE_BYTES};")).map_err(backend)?;
         create_schema(&writer, Path::new(":memory:"))?;
         Ok(SqliteStore {
+            page_cell_bytes: page_cell_bytes(&writer)?,
             writer: Mutex::new(writer),
             readers: Arc::new([]),
             next_reader: AtomicUsize::new(0),
@@ -365,7 +384,7 @@ impl SqliteStore {
         }
         let mut writer = self.writer.lock().map_err(poisoned)?;
         let tx = writer.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
-        let bodies = append_bodies(&tx, ops).map_err(backend)?;
+        let bodies = append_bodies(&tx, ops, self.page_cell_bytes).map_err(backend)?;
         for (op, body) in ops.iter().zip(bodies) {
             if !apply(&tx, op, body).map_err(backend)? {
                 // Dropping the transaction rolls it back.
@@ -432,7 +451,11 @@ fn apply(tx: &rusqlite::Transaction<'_>, op: &OpRef<'_>, body: Option<i64>) -> r
 /// Appends the large values of `ops` (over [`INLINE_BYTES`]) to `bodies`, compressed,
 /// in the order that fills its pages ([`pack`]): the row id of each operation's body, if
 /// its value is large.
-fn append_bodies(tx: &rusqlite::Transaction<'_>, ops: &[OpRef<'_>]) -> rusqlite::Result<Vec<Option<i64>>> {
+fn append_bodies(
+    tx: &rusqlite::Transaction<'_>,
+    ops: &[OpRef<'_>],
+    page_cell_bytes: usize,
+) -> rusqlite::Result<Vec<Option<i64>>> {
     let mut ids = vec![None; ops.len()];
     let large: Vec<(usize, Vec<u8>)> = ops
         .iter()
@@ -446,7 +469,7 @@ fn append_bodies(tx: &rusqlite::Transaction<'_>, ops: &[OpRef<'_>]) -> rusqlite:
         .collect();
     let sizes: Vec<usize> = large.iter().map(|(_, body)| pack::cell_bytes(body.len())).collect();
     let mut insert = tx.prepare_cached("INSERT INTO bodies (v) VALUES (?1)")?;
-    for at in pack::append_order(&sizes) {
+    for at in pack::append_order(&sizes, page_cell_bytes) {
         let (op, body) = &large[at];
         insert.execute([body])?;
         ids[*op] = Some(tx.last_insert_rowid());
@@ -480,14 +503,33 @@ mod tests {
     }
 
     #[test]
-    fn new_files_use_small_pages_and_record_their_layout() {
+    fn new_files_use_the_page_size_and_record_their_layout() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = SqliteStore::open(&dir.path().join("node.sqlite")).expect("a store");
         assert_eq!(pragma(&store, "page_size"), i64::from(PAGE_BYTES));
+        assert_eq!(store.page_cell_bytes, pack::page_cell_bytes(PAGE_BYTES as usize));
         assert_eq!(pragma(&store, "user_version"), LAYOUT_VERSION);
         let writer = store.writer.lock().expect("the writer");
         let temp_store: i64 = writer.query_row("PRAGMA temp_store", [], |row| row.get(0)).expect("a pragma");
         assert_eq!(temp_store, 2, "statement journals are kept in memory");
+    }
+
+    #[test]
+    fn a_store_keeps_the_page_size_it_was_created_with() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("node.sqlite");
+        Connection::open(&path)
+            .and_then(|c| {
+                c.execute_batch(&format!("PRAGMA page_size = 4096; {SCHEMA} PRAGMA user_version = {LAYOUT_VERSION};"))
+            })
+            .expect("a store of 4 KiB pages");
+        let store = SqliteStore::open(&path).expect("opened");
+        assert_eq!(pragma(&store, "page_size"), 4096);
+        assert_eq!(store.page_cell_bytes, 4088, "bodies are packed for the pages the file has");
+        let mut batch = WriteBatch::new();
+        batch.put(b"k".to_vec(), vec![7; 10_000]);
+        store.write(&batch).expect("a write");
+        assert_eq!(store.get(b"k").expect("a read"), Some(vec![7; 10_000]));
     }
 
     #[test]

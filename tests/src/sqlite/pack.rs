@@ -11,9 +11,11 @@
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
-/// The bytes of a leaf page that cells and their pointers can use (a page less its
-/// 8-byte header).
-pub const PAGE_CELL_BYTES: usize = super::PAGE_BYTES as usize - 8;
+/// The bytes of a leaf page of `page_bytes` that cells and their pointers can use (a
+/// page less its 8-byte header).
+pub fn page_cell_bytes(page_bytes: usize) -> usize {
+    page_bytes.saturating_sub(8)
+}
 
 /// The bytes a body of `len` bytes takes in a leaf page: the record (`len` and a 4-byte
 /// header), the cell's payload size and row id varints (at most 3 and 4 bytes for the
@@ -25,8 +27,8 @@ pub fn cell_bytes(len: usize) -> usize {
 
 /// The order to append bodies of sizes `sizes` (in bytes, as [`cell_bytes`] counts
 /// them) in: indices into `sizes`, page by page, each page's bodies fitting in
-/// [`PAGE_CELL_BYTES`] as far as their sizes allow.
-pub fn append_order(sizes: &[usize]) -> Vec<usize> {
+/// `page_cell_bytes` ([`page_cell_bytes`]) as far as their sizes allow.
+pub fn append_order(sizes: &[usize], page_cell_bytes: usize) -> Vec<usize> {
     // Stable: bodies of one size keep their input order.
     let mut largest_first: Vec<usize> = (0..sizes.len()).collect();
     largest_first.sort_by_key(|&at| Reverse(sizes[at]));
@@ -43,7 +45,7 @@ pub fn append_order(sizes: &[usize]) -> Vec<usize> {
             }
             None => {
                 pages.push(Vec::new());
-                (PAGE_CELL_BYTES, pages.len() - 1)
+                (page_cell_bytes, pages.len() - 1)
             }
         };
         pages[page].push(at);
@@ -57,6 +59,9 @@ pub fn append_order(sizes: &[usize]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cell bytes of a 4 KiB page, which the demo's bodies fill a few to a page.
+    const PAGE_CELL_BYTES: usize = 4096 - 8;
 
     /// Pages used when appending `sizes` in `order`, as SQLite fills the last page.
     fn pages_used(sizes: &[usize], order: impl Iterator<Item = usize>) -> usize {
@@ -82,7 +87,7 @@ mod tests {
                 cell_bytes(if n % 3 == 0 { 2000 + spread } else { 500 + spread })
             })
             .collect();
-        let order = append_order(&sizes);
+        let order = append_order(&sizes, PAGE_CELL_BYTES);
         let mut sorted = order.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, (0..sizes.len()).collect::<Vec<_>>(), "each body exactly once");
@@ -98,6 +103,6 @@ mod tests {
     #[test]
     fn a_body_larger_than_a_page_has_one_to_itself() {
         let sizes = [PAGE_CELL_BYTES * 2, 100, PAGE_CELL_BYTES, 100];
-        assert_eq!(append_order(&sizes), [0, 2, 1, 3]);
+        assert_eq!(append_order(&sizes, PAGE_CELL_BYTES), [0, 2, 1, 3]);
     }
 }
