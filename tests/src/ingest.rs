@@ -177,16 +177,14 @@ fn read_batches(
     let mut batch = Batch { ticket: 0, first_line: 1, bytes: buffers.take(&batching) };
     let mut lines_in_batch = 0usize;
     let mut line_number = 0usize;
-    let mut line = Vec::new();
     loop {
-        line.clear();
-        let read = input.read_until(b'\n', &mut line).context("reading the input")?;
+        // Straight into the batch: the line is not copied again.
+        let read = input.read_until(b'\n', &mut batch.bytes).context("reading the input")?;
         if read > 0 {
             line_number += 1;
-            if !line.ends_with(b"\n") {
-                line.push(b'\n');
+            if !batch.bytes.ends_with(b"\n") {
+                batch.bytes.push(b'\n');
             }
-            batch.bytes.extend_from_slice(&line);
             lines_in_batch += 1;
         }
         if (read == 0 && !batch.bytes.is_empty())
