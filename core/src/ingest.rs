@@ -189,6 +189,14 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
         let mut stage = Stage::new(store);
         let generation = current_generation(store).await?;
         stage.prefetch(reads.iter().cloned()).await?;
+        let held = ledger::held_keys_read(
+            &stage,
+            records.iter().filter_map(|(_, record)| match record {
+                Record::Update(update) => Some(&update.0),
+                _ => None,
+            }),
+        );
+        stage.prefetch(held).await?;
         let mut summary = Summary::default();
         for (number, record) in &mut records {
             match record {

@@ -8,7 +8,7 @@
 //! | tag | key | value | written by |
 //! |---|---|---|---|
 //! | `G` | `G` | ingest generation (u64) | every ingest batch (optimistic concurrency) |
-//! | `H` | `H` update_id | content hash (BLAKE3, tagged) of the update's canonical ingest form ([`crate::ledger::updates`]) | ingest |
+//! | `H` | `H` update_id | hash (BLAKE3, tagged) of the created events' blobs, the part of the ingest form the `protobuf_json` body leaves out ([`crate::ledger::updates`]) | ingest |
 //! | `U` | `U` update_id encoding | `[body][kind]`: the pre-rendered `GET /v2/updates` body in one encoding | ingest |
 //! | `C` | `C` contract_id | [`crate::ledger::ContractRecord`] (JSON) | ingest: created and consuming exercised events |
 //! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) |

@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::network;
 use crate::store::Store;
 use crate::update::{Event, ReassignmentEvent, Update};
+use crate::value::Encoding;
 
 pub use contracts::{ContractRecord, Location};
 use stage::Stage;
@@ -56,6 +57,23 @@ pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> +
         .chain(crate::wallet::outcome::keys_read(update))
 }
 
+/// The keys [`apply_update`] reads for those of `updates` already held, once every
+/// update's [`keys_read`] are in `stage`: their stored `protobuf_json` entries, which
+/// decide whether they were re-sent unchanged. To prefetch in one more round trip,
+/// taken only when a batch re-sends updates.
+pub fn held_keys_read<'u, S: Store>(
+    stage: &Stage<'_, S>,
+    updates: impl IntoIterator<Item = &'u Update>,
+) -> alloc::vec::Vec<alloc::vec::Vec<u8>> {
+    updates
+        .into_iter()
+        .filter(|update| {
+            matches!(stage.cached(&updates::hash_key(update.id())), Some(Some(held)) if updates::needs_body(held))
+        })
+        .map(|update| updates::body_key(update.id(), Encoding::ProtobufJson))
+        .collect()
+}
+
 /// Stores `update`, rendered for storage as `stored` ([`StoredUpdate::new`]), and
 /// derives state from it; an update already held with other content is a conflict.
 pub async fn apply_update<S: Store>(
@@ -63,8 +81,12 @@ pub async fn apply_update<S: Store>(
     update: &Update,
     stored: StoredUpdate,
 ) -> Result<Outcome, Error> {
-    if let Some(existing) = stage.get(&updates::hash_key(update.id())).await? {
-        return if stored.matches(update, &existing) {
+    if let Some(held) = stage.get(&updates::hash_key(update.id())).await? {
+        let held_body = match updates::needs_body(&held) {
+            true => stage.get(&updates::body_key(update.id(), Encoding::ProtobufJson)).await?,
+            false => None,
+        };
+        return if stored.matches(update, &held, held_body.as_deref()) {
             Ok(Outcome::Unchanged)
         } else {
             Err(Error::Conflict(alloc::format!("update {} is already held with different content", update.id())))

@@ -67,6 +67,11 @@ impl<'s, S: Store> Stage<'s, S> {
         Ok(value)
     }
 
+    /// The value of `key` as the batch sees it, if that is known without a store read.
+    pub fn cached(&self, key: &[u8]) -> Option<Option<&[u8]>> {
+        self.written.get(key).or_else(|| self.read.get(key)).map(Option::as_deref)
+    }
+
     /// Sets `key`.
     pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
         self.written.insert(key, Some(value));

@@ -2,13 +2,18 @@
 //!
 //! Both response bodies are rendered once, at ingest, and each is stored under its own
 //! key, so that serving an update is one store read of just the body asked for: no
-//! JSON is parsed on the request path, and no bytes of the other encoding are read. A
-//! hash of the update's canonical ingest form is stored apart, so that ingest checks a
-//! re-sent update (for idempotence) by reading 33 bytes.
+//! JSON is parsed on the request path, and no bytes of the other encoding are read.
+//! Ingest tells a re-sent update (idempotent) from a different one under a held id (a
+//! conflict) by comparing its canonical ingest form with the held one's: the
+//! `protobuf_json` body, which is stored anyway, and a hash of the created events'
+//! blobs, which the bodies leave out. Only the blobs are hashed, at a few hundred
+//! bytes an update rather than the whole body; the held body is read only for an
+//! update whose id is already held.
 //!
 //! Stored layout:
-//! - `H update_id` → the content hash of the ingest form: `[1][BLAKE3, 32 bytes]`; a
-//!   hash of 32 bytes without the tag is the SHA-256 that earlier builds stored, still
+//! - `H update_id` → `[2][BLAKE3 of the blobs, 32 bytes]`, present exactly when the
+//!   update is held. Earlier builds stored a hash of the whole ingest form instead:
+//!   `[1][BLAKE3, 32 bytes]`, or before that the SHA-256 without a tag; both are still
 //!   compared as such;
 //! - `U update_id encoding` → `[body][kind: 1 byte]`, encoding 0 for `compact_json` and
 //!   1 for `protobuf_json`; kind 0 for a transaction, 1 for a reassignment (last, so
@@ -36,14 +41,18 @@ const REASSIGNMENT: u8 = 1;
 /// The `offset` that version 1 of the endpoint reports for every transaction.
 const V1_OFFSET: &[u8] = br#""offset":"000000000000000001","#;
 
-/// The tag that starts a stored BLAKE3 content hash.
-const BLAKE3: u8 = 1;
+/// The tag of a stored BLAKE3 hash of the whole ingest form (the `protobuf_json` body
+/// and the blobs), which earlier builds stored.
+const BLAKE3_INGEST_FORM: u8 = 1;
+/// The tag of a stored BLAKE3 hash of the created events' blobs alone: the rest of the
+/// ingest form is the stored `protobuf_json` body, compared as it is.
+const BLAKE3_BLOBS: u8 = 2;
 
 /// A stored content hash: the tag, then the BLAKE3 hash.
 type ContentHash = [u8; 33];
 
-/// An update as stored: its content hash, both rendered bodies, and the records of the
-/// contracts it creates ([`contracts::creation_record`]).
+/// An update as stored: the hash of its blobs, both rendered bodies, and the records of
+/// the contracts it creates ([`contracts::creation_record`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredUpdate {
     hash: ContentHash,
@@ -95,27 +104,39 @@ impl StoredUpdate {
         let body = |encoding| crate::json::write::to_vec(&update.encoded(encoding));
         let mut compact = body(Encoding::CompactJson);
         let mut protobuf = body(Encoding::ProtobufJson);
-        let hash = content_hash(update, &protobuf);
+        let hash = blobs_hash(update);
         compact.push(kind);
         protobuf.push(kind);
         StoredUpdate { hash, compact, protobuf, records: CreationRecords::new(update) }
     }
 
-    /// The hash of the update's canonical ingest form.
+    /// The hash stored for the update: of its created events' blobs.
     pub fn hash(&self) -> &ContentHash {
         &self.hash
     }
 
-    /// Whether `held`, the content hash stored for `update`'s id, is this update's:
-    /// a tagged BLAKE3 hash, or the untagged SHA-256 of earlier builds.
-    pub fn matches(&self, update: &Update, held: &[u8]) -> bool {
-        match held.len() {
-            32 => {
+    /// Whether `update` (which this renders) is the update held under its id, whose
+    /// stored hash is `held` and, if [`needs_body`] says so, whose stored
+    /// `protobuf_json` entry is `held_body`. A hash of the whole ingest form (tagged
+    /// BLAKE3, or the untagged SHA-256), as earlier builds stored, decides alone.
+    pub fn matches(&self, update: &Update, held: &[u8], held_body: Option<&[u8]>) -> bool {
+        match held {
+            [BLAKE3_BLOBS, ..] if held.len() == self.hash.len() => {
+                held == self.hash && held_body == Some(self.protobuf.as_slice())
+            }
+            [BLAKE3_INGEST_FORM, hash @ ..] if hash.len() == blake3::OUT_LEN => {
+                let mut hasher = blake3::Hasher::new();
+                feed_ingest_form(update, self.protobuf_body(), |bytes| {
+                    hasher.update(bytes);
+                });
+                hash == hasher.finalize().as_bytes()
+            }
+            _ if held.len() == 32 => {
                 let mut hasher = sha2::Sha256::new();
                 feed_ingest_form(update, self.protobuf_body(), |bytes| hasher.update(bytes));
                 held == hasher.finalize().as_slice()
             }
-            _ => held == self.hash,
+            _ => false,
         }
     }
 
@@ -156,25 +177,36 @@ fn response_body(mut stored: Vec<u8>, api: UpdateApi) -> Option<Vec<u8>> {
     Some(stored)
 }
 
-/// A hash of the canonical ingest form of `update`, whose `protobuf_json` body is
-/// `protobuf`: the ingest form is that body plus the created events' blobs, so the hash
-/// covers the body and every blob with its event id (two updates hash alike exactly when
-/// their ingest forms are equal as JSON), without rendering the ingest form again.
+/// Whether deciding if an update is the one held with stored hash `held` needs the
+/// held update's `protobuf_json` entry ([`body_key`]) too.
+pub fn needs_body(held: &[u8]) -> bool {
+    held.first() == Some(&BLAKE3_BLOBS) && held.len() == blake3::OUT_LEN + 1
+}
+
+/// The hash of `update`'s created events' blobs, each with its event id: the part of
+/// the canonical ingest form its `protobuf_json` body leaves out. So two updates have
+/// equal ingest forms (as JSON) exactly when their bodies and this hash are equal.
 /// BLAKE3: in wasm, where there are no SHA instructions, it hashes several times faster
 /// than SHA-256.
-pub fn content_hash(update: &Update, protobuf: &[u8]) -> ContentHash {
+fn blobs_hash(update: &Update) -> ContentHash {
     let mut hasher = blake3::Hasher::new();
-    feed_ingest_form(update, protobuf, |bytes| {
+    feed_blobs(update, |bytes| {
         hasher.update(bytes);
     });
-    let mut hash = [BLAKE3; 33];
+    let mut hash = [BLAKE3_BLOBS; 33];
     hash[1..].copy_from_slice(hasher.finalize().as_bytes());
     hash
 }
 
-/// Feeds what [`content_hash`] covers to `hash`.
+/// Feeds the ingest form of `update`, whose `protobuf_json` body is `protobuf`, to
+/// `hash`, as earlier builds hashed it: the body, then the blobs ([`feed_blobs`]).
 fn feed_ingest_form(update: &Update, protobuf: &[u8], mut hash: impl FnMut(&[u8])) {
     hash(protobuf);
+    feed_blobs(update, hash);
+}
+
+/// Feeds each created event's id and blob to `hash`, in event id order.
+fn feed_blobs(update: &Update, mut hash: impl FnMut(&[u8])) {
     let mut blob = |event: &crate::update::CreatedEvent| {
         hash(&[0]);
         hash(event.event_id.as_bytes());
@@ -284,33 +316,54 @@ mod tests {
     }
 
     #[test]
-    fn the_content_hash_covers_the_body_and_every_blob() {
+    fn the_stored_hash_covers_every_blob_and_only_the_blobs() {
         let base = hash(&transaction(Some("AAEC"), ""));
+        assert_eq!(base[0], BLAKE3_BLOBS);
         assert_eq!(base, hash(&transaction(Some("AAEC"), "")));
         assert_ne!(base, hash(&transaction(Some("AAED"), "")));
         assert_ne!(base, hash(&transaction(None, "")));
-        assert_ne!(base, hash(&transaction(Some("AAEC"), "wf")));
+        assert_eq!(base, hash(&transaction(Some("AAEC"), "wf")), "the body is compared as it is");
     }
 
     #[test]
-    fn a_held_hash_matches_in_either_form_and_only_for_the_same_content() {
+    fn a_held_update_matches_only_with_the_same_blobs_and_body() {
         let update = transaction(Some("AAEC"), "");
         let stored = StoredUpdate::new(&update);
-        assert_eq!(stored.hash()[0], BLAKE3);
-        assert!(stored.matches(&update, stored.hash()));
-        // The untagged SHA-256 of earlier builds, computed as they did: the body, then
-        // for its one created event a 0, the event id, a 1 and the blob.
-        let mut legacy = sha2::Sha256::new();
-        legacy.update(stored.protobuf_body());
-        legacy.update(b"\0u:0\x01AAEC");
-        let legacy: [u8; 32] = legacy.finalize().into();
-        assert!(stored.matches(&update, &legacy));
-        let other = transaction(Some("AAED"), "");
-        let other_stored = StoredUpdate::new(&other);
-        assert!(!other_stored.matches(&other, stored.hash()));
-        assert!(!other_stored.matches(&other, &legacy));
-        assert!(!stored.matches(&update, &stored.hash()[1..]), "a tagless BLAKE3 hash is not SHA-256");
-        assert!(!stored.matches(&update, &[]));
+        let [_, _, (_, body)] = stored.clone().into_entries(update.id());
+        assert!(needs_body(stored.hash()));
+        assert!(stored.matches(&update, stored.hash(), Some(&body)));
+        assert!(!stored.matches(&update, stored.hash(), None), "the body is needed");
+
+        let other_body = transaction(Some("AAEC"), "wf");
+        let other_body_stored = StoredUpdate::new(&other_body);
+        assert!(!other_body_stored.matches(&other_body, stored.hash(), Some(&body)));
+        let other_blob = transaction(Some("AAED"), "");
+        let other_blob_stored = StoredUpdate::new(&other_blob);
+        let [_, _, (_, other_blob_body)] = other_blob_stored.clone().into_entries(other_blob.id());
+        assert_eq!(other_blob_body, body, "blobs are not in the body");
+        assert!(!other_blob_stored.matches(&other_blob, stored.hash(), Some(&body)));
+        assert!(!stored.matches(&update, &stored.hash()[1..], Some(&body)), "an untagged BLAKE3 hash is not SHA-256");
+        assert!(!stored.matches(&update, &[], Some(&body)));
+    }
+
+    #[test]
+    fn hashes_of_the_whole_ingest_form_from_earlier_builds_still_decide_alone() {
+        let update = transaction(Some("AAEC"), "");
+        let stored = StoredUpdate::new(&update);
+        // As earlier builds computed them: the body, then for the one created event a
+        // 0, the event id, a 1 and the blob.
+        let ingest_form = [stored.protobuf_body(), b"\0u:0\x01AAEC"].concat();
+        let mut tagged = alloc::vec![BLAKE3_INGEST_FORM];
+        tagged.extend_from_slice(blake3::hash(&ingest_form).as_bytes());
+        let legacy: [u8; 32] = sha2::Sha256::digest(&ingest_form).into();
+        for held in [&tagged[..], &legacy[..]] {
+            assert!(!needs_body(held));
+            assert!(stored.matches(&update, held, None));
+            let other = transaction(Some("AAED"), "");
+            assert!(!StoredUpdate::new(&other).matches(&other, held, None));
+            let other = transaction(Some("AAEC"), "wf");
+            assert!(!StoredUpdate::new(&other).matches(&other, held, None));
+        }
     }
 
     #[test]
