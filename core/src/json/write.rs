@@ -558,7 +558,8 @@ mod tests {
     #[test]
     fn the_first_byte_to_escape_is_found_in_blocks_and_after_them() {
         for len in 0..50 {
-            let plain: Vec<u8> = (0..len).map(|n| [b'a', b' ', 0x7f, 0x80, 0xff][n % 5]).collect();
+            let plain: Vec<u8> =
+                (0..len).map(|n| [b'a', b' ', 0x7f, 0x80, 0xff, b'!', b'#', b'[', b']'][n % 9]).collect();
             assert_eq!(first_escape(&plain), None, "{len} bytes");
             for at in 0..len {
                 for byte in [0x00, 0x1f, b'"', b'\\'] {
@@ -585,6 +586,11 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn the_first_byte_to_escape_is_the_first_that_needs_it(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
+            prop_assert_eq!(first_escape(&bytes), bytes.iter().position(|b| needs_escape(*b)));
+        }
+
         #[test]
         fn any_string_is_written_as_serde_json_writes_it(s in any::<String>()) {
             prop_assert_eq!(to_vec(&s), serde_json::to_vec(&s).unwrap());
