@@ -29,9 +29,12 @@
 //! read transaction open across reads until a local commit or a few milliseconds make
 //! it stale (see `sqlite/reader.rs`).
 //!
-//! Statement journals (SQLite's undo log for one statement inside a transaction, which
-//! an upsert with triggers needs) stay in memory: spilled to temporary files, they
-//! wrote a page for every key an ingest put, more bytes than the log itself.
+//! A put is a plain insert, and an update only when the key is already held. An
+//! upsert, which may fire the update trigger, needs a statement journal (SQLite's undo
+//! log for one statement inside a transaction: a copy of every page the statement
+//! touches), and most puts are of new keys. Statement journals stay in memory:
+//! spilled to temporary files, they wrote a page for every key an ingest put, more
+//! bytes than the log itself.
 
 mod pack;
 mod reader;
@@ -414,11 +417,17 @@ fn apply(tx: &rusqlite::Transaction<'_>, op: &OpRef<'_>, body: Option<i64>) -> r
     match *op {
         OpRef::Put { key, value } => {
             let inline = in_row(value);
-            tx.prepare_cached(
-                "INSERT INTO kv (k, v, body) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (k) DO UPDATE SET v = excluded.v, body = excluded.body",
-            )?
-            .execute(params![key, inline, body])?;
+            // Most puts are of new keys. A plain insert writes one row and fires no
+            // trigger, so SQLite keeps no statement journal for it (a copy of each
+            // page it touches); only a key already held takes the update, whose
+            // trigger deletes the body it replaces.
+            let inserted = tx
+                .prepare_cached("INSERT INTO kv (k, v, body) VALUES (?1, ?2, ?3) ON CONFLICT (k) DO NOTHING")?
+                .execute(params![key, inline, body])?;
+            if inserted == 0 {
+                tx.prepare_cached("UPDATE kv SET v = ?2, body = ?3 WHERE k = ?1")?
+                    .execute(params![key, inline, body])?;
+            }
         }
         OpRef::PutIfAbsent { key, value } => {
             let inline = in_row(value);
