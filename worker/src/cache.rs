@@ -13,7 +13,8 @@
 //! 3. D1, which is authoritative.
 //!
 //! Absent keys are never cached (an update may be ingested later), and every key
-//! outside `U`, every scan and every write go straight to D1.
+//! outside `U`, every scan and every write go straight to D1. A read of many bodies at
+//! once skips KV ([`KV_BODIES_PER_READ`]).
 //!
 //! ## Generations
 //!
@@ -59,6 +60,12 @@ const MAX_KV_KEY_BYTES: usize = 512;
 
 /// KV refuses larger values.
 const MAX_KV_VALUE_BYTES: usize = 25 << 20;
+
+/// The most bodies one read takes through KV. A read of more (an ingest batch reading
+/// the bodies of the updates it re-sends) goes past KV both ways, to D1 in one round
+/// trip: a Worker invocation may make at most 1,000 KV operations, and one a body
+/// would be thousands.
+const KV_BODIES_PER_READ: usize = 32;
 
 thread_local! {
     /// The isolate's cache. Workers run one thread per isolate; the cell is borrowed
@@ -185,9 +192,10 @@ impl CachedStore {
         };
         let mut found: Vec<Option<Vec<u8>>> =
             isolate(|cache| keys.iter().map(|key| if is_body(key) { cache.get(key) } else { None }).collect());
+        let kv = self.kv.as_ref().filter(|_| keys.iter().filter(|key| is_body(key)).count() <= KV_BODIES_PER_READ);
 
         // KV, for the bodies memory did not have.
-        if let Some(kv) = &self.kv {
+        if let Some(kv) = kv {
             let wanted: Vec<(usize, String)> = missing(keys, &found)
                 .filter(|(_, key)| is_body(key))
                 .filter_map(|(at, key)| Some((at, kv_key(&view.generation, key)?)))
@@ -220,7 +228,7 @@ impl CachedStore {
                 && is_body(key)
             {
                 isolate(|cache| cache.fill(view.epoch, key.to_vec(), body.clone()));
-                if self.kv.is_some()
+                if kv.is_some()
                     && body.len() <= MAX_KV_VALUE_BYTES
                     && let Some(name) = kv_key(&view.generation, key)
                 {

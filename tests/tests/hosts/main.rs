@@ -2,6 +2,7 @@
 //! every host (core + memory store, the component in wasmtime over memory and SQLite,
 //! the worker under `wrangler dev` with local D1 and KV).
 
+mod resend;
 mod scenario;
 mod targets;
 mod wallet_concurrency;
@@ -39,6 +40,14 @@ fn scenarios_pass_in_the_worker_under_wrangler_dev() {
     wallet_concurrency::one_request_from_concurrent_submissions(worker.client(), 10);
     wallet_concurrency::one_request_from_concurrent_submissions(worker.client(), 100);
     wallet_concurrency::the_cron_trigger_expires_due_requests(worker.client());
+    scenario::Target::reset(&mut worker);
+    resend::a_re_sent_history_changes_nothing(&mut worker);
+}
+
+#[test]
+fn a_re_sent_history_changes_nothing_in_the_core_and_the_component_over_sqlite() {
+    resend::a_re_sent_history_changes_nothing(&mut CoreTarget::new());
+    resend::a_re_sent_history_changes_nothing(&mut ComponentTarget::new(true));
 }
 
 #[test]
