@@ -124,8 +124,9 @@ fn escape(out: &mut Vec<u8>, byte: u8) {
     out.extend_from_slice(&[b'\\', short]);
 }
 
-/// The struct name `serde_json::value::RawValue` serializes under.
-const RAW_VALUE: &str = "$serde_json::private::RawValue";
+/// The struct name `serde_json::value::RawValue` serializes under, as a struct of one
+/// field of the same name holding the JSON text.
+pub(crate) const RAW_VALUE: &str = "$serde_json::private::RawValue";
 
 /// The serializer: appends to `out`.
 struct Writer<'a> {
@@ -143,6 +144,8 @@ impl Writer<'_> {
 struct Compound<'a> {
     out: &'a mut Vec<u8>,
     first: bool,
+    /// Raw JSON text ([`RAW_VALUE`]): its one field is written as it is.
+    raw: bool,
 }
 
 impl Compound<'_> {
@@ -284,7 +287,7 @@ impl<'a> ser::Serializer for Writer<'a> {
 
     fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'a>, Unsupported> {
         self.out.push(b'[');
-        Ok(Compound { out: self.out, first: true })
+        Ok(Compound { out: self.out, first: true, raw: false })
     }
 
     fn serialize_tuple(self, len: usize) -> Result<Compound<'a>, Unsupported> {
@@ -307,14 +310,14 @@ impl<'a> ser::Serializer for Writer<'a> {
 
     fn serialize_map(self, _: Option<usize>) -> Result<Compound<'a>, Unsupported> {
         self.out.push(b'{');
-        Ok(Compound { out: self.out, first: true })
+        Ok(Compound { out: self.out, first: true, raw: false })
     }
 
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Compound<'a>, Unsupported> {
-        // `serde_json`'s raw JSON text passes through as a struct of this name; only
-        // `serde_json` writes it as it is meant.
+        // `serde_json`'s raw JSON text passes through as a struct of this name (the
+        // renderer of ledger values hands its text on this way).
         if name == RAW_VALUE {
-            return Err(Unsupported);
+            return Ok(Compound { out: self.out, first: true, raw: true });
         }
         self.serialize_map(Some(len))
     }
@@ -383,7 +386,7 @@ impl ser::SerializeMap for Compound<'_> {
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Unsupported> {
         self.separate();
-        key.serialize(KeyWriter { out: self.out })?;
+        key.serialize(StrWriter { out: self.out, verbatim: false })?;
         self.out.push(b':');
         Ok(())
     }
@@ -403,20 +406,28 @@ impl ser::SerializeStruct for Compound<'_> {
     type Error = Unsupported;
 
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Unsupported> {
+        if self.raw {
+            return value.serialize(StrWriter { out: self.out, verbatim: true });
+        }
         self.entry(key, value)
     }
 
     fn end(self) -> Result<(), Unsupported> {
+        if self.raw {
+            return Ok(());
+        }
         ser::SerializeMap::end(self)
     }
 }
 
-/// Writes a map key: a string, or something written as one.
-struct KeyWriter<'a> {
+/// Writes a string: a map key (or something written as one), quoted and escaped, or
+/// with `verbatim` raw JSON text, as it is.
+struct StrWriter<'a> {
     out: &'a mut Vec<u8>,
+    verbatim: bool,
 }
 
-impl ser::Serializer for KeyWriter<'_> {
+impl ser::Serializer for StrWriter<'_> {
     type Ok = ();
     type Error = Unsupported;
     type SerializeSeq = Impossible<(), Unsupported>;
@@ -428,11 +439,18 @@ impl ser::Serializer for KeyWriter<'_> {
     type SerializeStructVariant = Impossible<(), Unsupported>;
 
     fn serialize_str(self, v: &str) -> Result<(), Unsupported> {
-        write_str(self.out, v);
+        if self.verbatim {
+            self.out.extend_from_slice(v.as_bytes());
+        } else {
+            write_str(self.out, v);
+        }
         Ok(())
     }
 
     fn collect_str<T: fmt::Display + ?Sized>(self, value: &T) -> Result<(), Unsupported> {
+        if self.verbatim {
+            return Err(Unsupported);
+        }
         Writer { out: self.out }.collect_str(value)
     }
 
@@ -580,6 +598,7 @@ mod tests {
         assert_eq!(to_vec(&value), serde_json::to_vec(&value).unwrap());
         let raw = serde_json::value::RawValue::from_string(String::from("{ \"a\" : 1 }")).unwrap();
         assert_eq!(to_vec(&raw), serde_json::to_vec(&raw).unwrap());
+        assert!(try_write(&mut Vec::new(), &raw).is_ok(), "raw JSON text is written as it is");
         let mut map = alloc::collections::BTreeMap::new();
         map.insert(7u32, "seven");
         assert_eq!(to_vec(&map), serde_json::to_vec(&map).unwrap());

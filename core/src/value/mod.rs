@@ -40,6 +40,7 @@ mod parse;
 pub mod path;
 pub mod read;
 pub(crate) mod render;
+mod text;
 
 #[cfg(test)]
 pub(crate) mod arbitrary;
