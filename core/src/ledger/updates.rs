@@ -101,7 +101,7 @@ impl StoredUpdate {
     /// Renders `update` for storage.
     pub fn new(update: &Update) -> Self {
         let kind = if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT };
-        let body = |encoding| crate::json::write::to_vec(&update.encoded(encoding));
+        let body = |encoding| update.body_text(encoding).into_bytes();
         let mut compact = body(Encoding::CompactJson);
         let mut protobuf = body(Encoding::ProtobufJson);
         let hash = blobs_hash(update);

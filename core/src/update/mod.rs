@@ -30,6 +30,7 @@ pub(crate) mod fast;
 mod ids;
 mod parse;
 mod render;
+mod text;
 
 #[cfg(test)]
 mod fixtures;

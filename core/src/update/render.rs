@@ -1,20 +1,20 @@
 //! Rendering updates: the `GET /v2/updates/{id}` body and the canonical ingest form.
 //!
 //! Like values ([`crate::value::Encoded`]), an update renders through [`Serialize`]:
-//! straight to bytes at ingest, or into a JSON tree for callers that want one.
+//! into a JSON tree for callers that want one, or into a larger document. The text is
+//! written by [`super::text`] (which ingest calls directly for the stored bodies) and
+//! handed on as raw JSON; the serde form in `reference` is what it is checked against.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use alloc::string::String;
+use serde::ser::{Serialize, Serializer};
 use serde_json::Value as Json;
 
-use super::{CreatedEvent, Encoding, Event, ExercisedEvent, Reassignment, ReassignmentEvent, Transaction, Update};
-use crate::value::render::{Text, to_json};
+use super::text::{self, Form};
+use super::{Encoding, Update};
+use crate::value::render::{raw, to_json};
 
-/// How to write an update: the value encoding, and whether blobs are written.
-#[derive(Debug, Clone, Copy)]
-struct Form {
-    encoding: Encoding,
-    blobs: bool,
-}
+#[cfg(test)]
+pub(crate) mod reference;
 
 /// An update written in one form: serializing it writes that form.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +31,14 @@ impl Update {
         Rendered { update: self, form: Form { encoding, blobs: false } }
     }
 
+    /// The `GET /v2/updates/{id}` body with values in `encoding` ([`Update::encoded`]),
+    /// as text.
+    pub fn body_text(&self, encoding: Encoding) -> String {
+        let mut out = String::with_capacity(4096);
+        text::update(&mut out, self, Form { encoding, blobs: false });
+        out
+    }
+
     /// The `GET /v2/updates/{id}` body with values in `encoding`, as a JSON tree.
     pub fn render(&self, encoding: Encoding) -> Json {
         to_json(&self.encoded(encoding))
@@ -45,131 +53,9 @@ impl Update {
 
 impl Serialize for Rendered<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.update {
-            Update::Transaction(t) => transaction(s, t, self.form),
-            Update::Reassignment(r) => reassignment(s, r, self.form),
-        }
-    }
-}
-
-fn transaction<S: Serializer>(s: S, t: &Transaction, form: Form) -> Result<S::Ok, S::Error> {
-    let mut map = s.serialize_map(None)?;
-    map.serialize_entry("update_id", &t.update_id)?;
-    map.serialize_entry("migration_id", &t.migration_id)?;
-    map.serialize_entry("workflow_id", &t.workflow_id)?;
-    map.serialize_entry("record_time", &Text(t.record_time))?;
-    map.serialize_entry("synchronizer_id", &t.synchronizer_id)?;
-    map.serialize_entry("effective_at", &Text(t.effective_at))?;
-    map.serialize_entry("root_event_ids", &t.root_event_ids)?;
-    map.serialize_entry("events_by_id", &Events(t, form))?;
-    if let Some(hash) = &t.external_transaction_hash {
-        map.serialize_entry("external_transaction_hash", hash)?;
-    }
-    map.end()
-}
-
-/// A transaction's `events_by_id`, in key order.
-struct Events<'a>(&'a Transaction, Form);
-
-impl Serialize for Events<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.events_by_id.iter().map(|(id, event)| (id, EventForm(event, self.1))))
-    }
-}
-
-struct EventForm<'a>(&'a Event, Form);
-
-impl Serialize for EventForm<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Event::Created(e) => CreatedForm(e, self.1).serialize(s),
-            Event::Exercised(e) => exercised_event(s, e, self.1),
-        }
-    }
-}
-
-struct CreatedForm<'a>(&'a CreatedEvent, Form);
-
-impl Serialize for CreatedForm<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let CreatedForm(e, form) = *self;
-        let mut map = s.serialize_map(None)?;
-        event_header(
-            &mut map,
-            "created_event",
-            [&e.event_id, &e.contract_id, e.template_id.as_str(), &e.package_name],
-        )?;
-        map.serialize_entry("create_arguments", &e.create_arguments.encoded(form.encoding))?;
-        map.serialize_entry("created_at", &Text(e.created_at))?;
-        map.serialize_entry("signatories", &e.signatories)?;
-        map.serialize_entry("observers", &e.observers)?;
-        if let (true, Some(blob)) = (form.blobs, &e.created_event_blob) {
-            map.serialize_entry("created_event_blob", blob.as_str())?;
-        }
-        map.end()
-    }
-}
-
-fn exercised_event<S: Serializer>(s: S, e: &ExercisedEvent, form: Form) -> Result<S::Ok, S::Error> {
-    let mut map = s.serialize_map(None)?;
-    event_header(&mut map, "exercised_event", [&e.event_id, &e.contract_id, e.template_id.as_str(), &e.package_name])?;
-    map.serialize_entry("choice", &e.choice)?;
-    map.serialize_entry("choice_argument", &e.choice_argument.encoded(form.encoding))?;
-    map.serialize_entry("child_event_ids", &e.child_event_ids)?;
-    map.serialize_entry("exercise_result", &e.exercise_result.encoded(form.encoding))?;
-    map.serialize_entry("consuming", &e.consuming)?;
-    map.serialize_entry("acting_parties", &e.acting_parties)?;
-    if let Some(interface) = &e.interface_id {
-        map.serialize_entry("interface_id", interface.as_str())?;
-    }
-    map.end()
-}
-
-/// The fields every event starts with: its type, then `event_id`, `contract_id`,
-/// `template_id` and `package_name` (in `values`).
-fn event_header<M: SerializeMap>(map: &mut M, event_type: &str, values: [&str; 4]) -> Result<(), M::Error> {
-    map.serialize_entry("event_type", event_type)?;
-    for (name, value) in ["event_id", "contract_id", "template_id", "package_name"].into_iter().zip(values) {
-        map.serialize_entry(name, value)?;
-    }
-    Ok(())
-}
-
-fn reassignment<S: Serializer>(s: S, r: &Reassignment, form: Form) -> Result<S::Ok, S::Error> {
-    let mut map = s.serialize_map(Some(4))?;
-    map.serialize_entry("update_id", &r.update_id)?;
-    map.serialize_entry("offset", &r.offset)?;
-    map.serialize_entry("record_time", &Text(r.record_time))?;
-    map.serialize_entry("event", &ReassignmentForm(&r.event, form))?;
-    map.end()
-}
-
-struct ReassignmentForm<'a>(&'a ReassignmentEvent, Form);
-
-impl Serialize for ReassignmentForm<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(7))?;
-        match self.0 {
-            ReassignmentEvent::Assignment(a) => {
-                map.serialize_entry("submitter", &a.submitter)?;
-                map.serialize_entry("source_synchronizer", &a.source_synchronizer)?;
-                map.serialize_entry("target_synchronizer", &a.target_synchronizer)?;
-                map.serialize_entry("migration_id", &a.migration_id)?;
-                map.serialize_entry("unassign_id", &a.unassign_id)?;
-                map.serialize_entry("created_event", &CreatedForm(&a.created_event, self.1))?;
-                map.serialize_entry("reassignment_counter", &a.reassignment_counter)?;
-            }
-            ReassignmentEvent::Unassignment(u) => {
-                map.serialize_entry("submitter", &u.submitter)?;
-                map.serialize_entry("source_synchronizer", &u.source_synchronizer)?;
-                map.serialize_entry("migration_id", &u.migration_id)?;
-                map.serialize_entry("target_synchronizer", &u.target_synchronizer)?;
-                map.serialize_entry("unassign_id", &u.unassign_id)?;
-                map.serialize_entry("reassignment_counter", &u.reassignment_counter)?;
-                map.serialize_entry("contract_id", &u.contract_id)?;
-            }
-        }
-        map.end()
+        let mut out = String::with_capacity(4096);
+        text::update(&mut out, self.update, self.form);
+        raw(s, &out)
     }
 }
 

@@ -40,7 +40,7 @@ mod parse;
 pub mod path;
 pub mod read;
 pub(crate) mod render;
-mod text;
+pub(crate) mod text;
 
 #[cfg(test)]
 pub(crate) mod arbitrary;

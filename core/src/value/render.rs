@@ -8,8 +8,6 @@
 //! as it is. The serde form of both encodings below is what that text is checked
 //! against.
 
-use crate::json::short::ShortText;
-
 use alloc::string::String;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value as Json;
@@ -83,7 +81,7 @@ impl Serialize for Encoded<'_, Record> {
 
 /// Serializes `text`, which is JSON, as raw JSON text: as `serde_json`'s `RawValue`
 /// serializes.
-fn raw<S: Serializer>(serializer: S, text: &str) -> Result<S::Ok, S::Error> {
+pub(crate) fn raw<S: Serializer>(serializer: S, text: &str) -> Result<S::Ok, S::Error> {
     let mut raw = serializer.serialize_struct(RAW_VALUE, 1)?;
     raw.serialize_field(RAW_VALUE, text)?;
     raw.end()
@@ -91,15 +89,6 @@ fn raw<S: Serializer>(serializer: S, text: &str) -> Result<S::Ok, S::Error> {
 
 #[cfg(test)]
 pub(crate) mod reference;
-
-/// Something written as the JSON string of its short text form.
-pub(crate) struct Text<T>(pub(crate) T);
-
-impl<T: ShortText> Serialize for Text<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.0.short_text().as_str())
-    }
-}
 
 #[cfg(test)]
 mod tests {

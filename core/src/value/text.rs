@@ -190,7 +190,7 @@ fn one(out: &mut String, open: &str, text: &str) {
 }
 
 /// Appends `s` as a JSON string, quotes included, with `serde_json`'s escapes.
-fn string(out: &mut String, s: &str) {
+pub(crate) fn string(out: &mut String, s: &str) {
     out.push('"');
     let mut rest = s;
     while let Some(at) = first_escape(rest.as_bytes()) {

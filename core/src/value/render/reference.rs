@@ -6,12 +6,24 @@
 use alloc::string::String;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-use super::Text;
+use crate::json::short::ShortText;
 use crate::value::{Encoding, Record, Value};
 
 /// A value in one encoding through serde: the reference [`super::super::text`] is checked
 /// against.
 pub(crate) struct Reference<'a>(pub(crate) &'a Value, pub(crate) Encoding);
+
+/// A record, as a value, in one encoding through serde.
+pub(crate) struct RecordReference<'a>(pub(crate) &'a Record, pub(crate) Encoding);
+
+impl Serialize for RecordReference<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.1 {
+            Encoding::CompactJson => CompactRecord(self.0).serialize(serializer),
+            Encoding::ProtobufJson => one(serializer, "record", &ProtobufRecord(self.0)),
+        }
+    }
+}
 
 impl Serialize for Reference<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -219,5 +231,14 @@ struct CompactRecord<'a>(&'a Record);
 impl Serialize for CompactRecord<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.0.fields.iter().map(|f| (&f.label, Compact(&f.value))))
+    }
+}
+
+/// Something written as the JSON string of its short text form.
+pub(crate) struct Text<T>(pub(crate) T);
+
+impl<T: ShortText> Serialize for Text<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.short_text().as_str())
     }
 }
