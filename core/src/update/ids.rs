@@ -7,7 +7,13 @@ use core::fmt;
 /// matches templates by their [qualified name](TemplateId::qualified_name) and
 /// ignores the package id (DESIGN section 2).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TemplateId(String);
+pub struct TemplateId {
+    text: String,
+    /// Where the qualified name starts (after the first colon): found once, as the
+    /// node asks for the qualified name of every event it applies, and the package id
+    /// before it is 64 characters long.
+    qualified: usize,
+}
 
 /// Why a text is not a [`TemplateId`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,12 +34,15 @@ impl TemplateId {
     pub fn parse(text: &str) -> Result<Self, TemplateIdError> {
         let mut parts = text.split(':');
         let well_formed = parts.by_ref().take(3).filter(|p| !p.is_empty()).count() == 3 && parts.next().is_none();
-        if well_formed { Ok(TemplateId(String::from(text))) } else { Err(TemplateIdError) }
+        match text.find(':') {
+            Some(colon) if well_formed => Ok(TemplateId { text: String::from(text), qualified: colon + 1 }),
+            _ => Err(TemplateIdError),
+        }
     }
 
     /// The whole id, as on the wire.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
     }
 
     /// The package id (before the first colon).
@@ -57,14 +66,15 @@ impl TemplateId {
     }
 
     fn split(&self) -> (&str, &str) {
-        // `parse` checked there are exactly two colons.
-        self.0.split_once(':').unwrap_or((&self.0, ""))
+        // `parse` found the first colon, just before `qualified`.
+        let (package, qualified) = self.text.split_at_checked(self.qualified).unwrap_or((&self.text, ""));
+        (package.strip_suffix(':').unwrap_or(package), qualified)
     }
 }
 
 impl fmt::Display for TemplateId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
