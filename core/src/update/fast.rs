@@ -109,12 +109,15 @@ fn transaction(f: UpdateFields<'_>) -> Option<Transaction> {
 
 fn reassignment(f: UpdateFields<'_>) -> Option<Update> {
     only(&f.keys, &REASSIGNMENT)?;
-    Some(Update::Reassignment(Reassignment {
-        update_id: f.update_id?.into(),
-        offset: f.offset?.into(),
-        record_time: f.record_time?,
-        event: f.event?,
-    }))
+    Some(Update::Reassignment(
+        Reassignment {
+            update_id: f.update_id?.into(),
+            offset: f.offset?.into(),
+            record_time: f.record_time?,
+            event: f.event?,
+        }
+        .into(),
+    ))
 }
 
 /// `events_by_id`, in document order, keys not yet checked.

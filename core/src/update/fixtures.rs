@@ -395,7 +395,7 @@ fn reassignment_update() -> impl Strategy<Value = Update> {
         });
     ("[a-z0-9]{1,6}", "[0-9]{1,18}", timestamp(), prop_oneof![assignment, unassignment]).prop_map(
         |(update_id, offset, record_time, event)| {
-            Update::Reassignment(Reassignment { update_id, offset, record_time, event })
+            Update::Reassignment(Reassignment { update_id, offset, record_time, event }.into())
         },
     )
 }

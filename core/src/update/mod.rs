@@ -35,6 +35,7 @@ mod text;
 #[cfg(test)]
 mod fixtures;
 
+use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -51,8 +52,9 @@ use crate::value::{PathError, Record, Value};
 pub enum Update {
     /// A transaction: a tree of events on one synchronizer.
     Transaction(Transaction),
-    /// A contract moving between synchronizers.
-    Reassignment(Reassignment),
+    /// A contract moving between synchronizers (boxed: it holds a whole created event,
+    /// twice the size of a transaction's fields).
+    Reassignment(Box<Reassignment>),
 }
 
 /// A transaction item.

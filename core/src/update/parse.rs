@@ -84,7 +84,7 @@ pub(super) fn update(json: &Json<'_>, path: &mut JsonPath) -> Result<Update, Pat
     })?;
     match (map.contains_key("events_by_id"), map.contains_key("event")) {
         (true, false) => transaction(json, path).map(Update::Transaction),
-        (false, true) => reassignment(json, path).map(Update::Reassignment),
+        (false, true) => reassignment(json, path).map(|r| Update::Reassignment(r.into())),
         (true, true) => {
             Err(path.error("an update has events_by_id (a transaction) or event (a reassignment), not both"))
         }
