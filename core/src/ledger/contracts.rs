@@ -172,7 +172,7 @@ pub async fn create<S: Store>(
 /// needs no store, so ingest renders it with the update, before the batch's turn at
 /// the store ([`crate::ledger::StoredUpdate`]).
 pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool) -> Vec<u8> {
-    let created_at = alloc::format!("{}", event.created_at);
+    let created_at = crate::json::short::ShortText::short_text(&event.created_at);
     encode(&Written {
         template_id: event.template_id.as_str().into(),
         created: Some(WrittenCreation {

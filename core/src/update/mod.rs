@@ -279,13 +279,14 @@ impl Transaction {
     /// transaction cannot have) are left out.
     pub fn events_in_order(&self) -> Vec<&Event> {
         let mut out = Vec::with_capacity(self.events_by_id.len());
+        // Events seen, by address: ids are long and share the update id as a prefix.
         let mut seen = BTreeSet::new();
         let mut stack: Vec<&str> = self.root_event_ids.iter().rev().map(String::as_str).collect();
         while let Some(id) = stack.pop() {
             let Some(event) = self.events_by_id.get(id) else {
                 continue;
             };
-            if !seen.insert(id) {
+            if !seen.insert(core::ptr::from_ref(event)) {
                 continue;
             }
             out.push(event);
