@@ -28,8 +28,12 @@
 //! text-map keys must be unique within their record or map, so that the compact
 //! rendering (a JSON object) says the same thing.
 //!
-//! Compact records keep their field order because the core enables `serde_json`'s
-//! `preserve_order` feature (its map is then insertion-ordered, without `std`).
+//! Rendering writes text directly (`text`, the hot path of ingest, which renders every
+//! update's bodies) and hands it to serializers as raw JSON (`render`); the serde form
+//! of the table above is kept as the reference the text is tested against. Compact
+//! records keep their field order, also in a JSON tree, because the core enables
+//! `serde_json`'s `preserve_order` feature (its map is then insertion-ordered, without
+//! `std`).
 //!
 //! [`path`] and [`read`] hold the JSON-path error machinery that the update parser
 //! (and any other ingest parser) shares.
