@@ -36,6 +36,7 @@
 //! spilled to temporary files, they wrote a page for every key an ingest put, more
 //! bytes than the log itself.
 
+mod compress;
 mod pack;
 mod reader;
 
@@ -51,6 +52,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::backend::OpRef;
 
+use compress::Compressor;
 use reader::Reader;
 
 /// The schema. A `kv` row has exactly one of `v` (the value) and `body` (the row id of
@@ -95,7 +97,7 @@ fn value(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Vec<u8>> {
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(first + 1, rusqlite::types::Type::Blob, e.into()))
 }
 
-/// A value compressed by [`append_bodies`]: its length (4 bytes, little-endian), then an LZ4
+/// A value compressed by [`Compressor`]: its length (4 bytes, little-endian), then an LZ4
 /// block. A length the block cannot hold, or a block that does not decode to exactly
 /// that length, is damage.
 fn decompress(stored: &[u8]) -> Result<Vec<u8>, String> {
@@ -139,6 +141,9 @@ const LOG_LIMIT_BYTES: u64 = 512 * 1024 * 1024;
 #[derive(Debug)]
 pub struct SqliteStore {
     writer: Mutex<Connection>,
+    /// The compressed bodies of the write in progress (locked by the writer only,
+    /// within its lock): one buffer kept from write to write.
+    compressor: Mutex<Compressor>,
     /// Reader connections, each behind its own lock so that concurrent reads rarely
     /// meet; empty for in-memory databases, which read through the writer.
     readers: Arc<[Mutex<Reader>]>,
@@ -291,6 +296,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             page_cell_bytes: page_cell_bytes(&writer)?,
             writer: Mutex::new(writer),
+            compressor: Mutex::default(),
             readers,
             next_reader: AtomicUsize::new(0),
             epoch: AtomicU64::new(0),
@@ -306,6 +312,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             page_cell_bytes: page_cell_bytes(&writer)?,
             writer: Mutex::new(writer),
+            compressor: Mutex::default(),
             readers: Arc::new([]),
             next_reader: AtomicUsize::new(0),
             epoch: AtomicU64::new(0),
@@ -387,7 +394,9 @@ impl SqliteStore {
         }
         let mut writer = self.writer.lock().map_err(poisoned)?;
         let tx = writer.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
-        let bodies = append_bodies(&tx, ops, self.page_cell_bytes).map_err(backend)?;
+        let mut compressor = self.compressor.lock().map_err(poisoned)?;
+        let bodies = append_bodies(&tx, ops, &mut compressor, self.page_cell_bytes).map_err(backend)?;
+        drop(compressor);
         for (op, body) in ops.iter().zip(bodies) {
             if !apply(&tx, op, body).map_err(backend)? {
                 // Dropping the transaction rolls it back.
@@ -457,31 +466,31 @@ fn apply(tx: &rusqlite::Transaction<'_>, op: &OpRef<'_>, body: Option<i64>) -> r
     Ok(true)
 }
 
-/// Appends the large values of `ops` (over [`INLINE_BYTES`]) to `bodies`, compressed,
-/// in the order that fills its pages ([`pack`]): the row id of each operation's body, if
-/// its value is large.
+/// Appends the large values of `ops` (over [`INLINE_BYTES`]) to `bodies`, compressed
+/// by `compressor`, in the order that fills its pages ([`pack`]): the row id of each
+/// operation's body, if its value is large.
 fn append_bodies(
     tx: &rusqlite::Transaction<'_>,
     ops: &[OpRef<'_>],
+    compressor: &mut Compressor,
     page_cell_bytes: usize,
 ) -> rusqlite::Result<Vec<Option<i64>>> {
     let mut ids = vec![None; ops.len()];
-    let large: Vec<(usize, Vec<u8>)> = ops
-        .iter()
-        .enumerate()
-        .filter_map(|(at, op)| match *op {
-            OpRef::Put { value, .. } | OpRef::PutIfAbsent { value, .. } if value.len() > INLINE_BYTES => {
-                Some((at, lz4_flex::block::compress_prepend_size(value)))
-            }
-            _ => None,
-        })
-        .collect();
-    let sizes: Vec<usize> = large.iter().map(|(_, body)| pack::cell_bytes(body.len())).collect();
+    compressor.clear();
+    let mut large = Vec::new(); // the operation of each body
+    for (at, op) in ops.iter().enumerate() {
+        if let OpRef::Put { value, .. } | OpRef::PutIfAbsent { value, .. } = *op
+            && value.len() > INLINE_BYTES
+        {
+            compressor.add(value).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+            large.push(at);
+        }
+    }
+    let sizes: Vec<usize> = compressor.bodies().map(|body| pack::cell_bytes(body.len())).collect();
     let mut insert = tx.prepare_cached("INSERT INTO bodies (v) VALUES (?1)")?;
-    for at in pack::append_order(&sizes, page_cell_bytes) {
-        let (op, body) = &large[at];
-        insert.execute([body])?;
-        ids[*op] = Some(tx.last_insert_rowid());
+    for n in pack::append_order(&sizes, page_cell_bytes) {
+        insert.execute([compressor.body(n)])?;
+        ids[large[n]] = Some(tx.last_insert_rowid());
     }
     Ok(ids)
 }
