@@ -10,8 +10,9 @@ use crate::sqlite::SqliteStore;
 /// The store behind the component's `store` import.
 #[derive(Debug)]
 pub enum Backend {
-    /// A SQLite database (a file, or a private in-memory one).
-    Sqlite(SqliteStore),
+    /// A SQLite database (a file, or a private in-memory one). Boxed: the store,
+    /// with its connections and buffers, is much larger than the other variant.
+    Sqlite(Box<SqliteStore>),
     /// The core's in-memory store, behind a lock.
     Memory(Mutex<MemoryStore>),
 }
@@ -23,7 +24,7 @@ fn poisoned<T>(_: std::sync::PoisonError<T>) -> StoreError {
 impl Backend {
     /// A SQLite database file at `path`, created if absent.
     pub fn sqlite(path: &Path) -> Result<Self, StoreError> {
-        SqliteStore::open(path).map(Backend::Sqlite)
+        SqliteStore::open(path).map(|store| Backend::Sqlite(Box::new(store)))
     }
 
     /// An empty in-memory store.

@@ -66,7 +66,7 @@ fn the_sqlite_store_honours_the_storage_contract() {
     let report = block_on(contract::run(&backend));
     assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
     let in_memory = ledger_node::sqlite::SqliteStore::in_memory().expect("an in-memory SQLite store");
-    let report = block_on(contract::run(&Backend::Sqlite(in_memory)));
+    let report = block_on(contract::run(&Backend::Sqlite(Box::new(in_memory))));
     assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
 }
 
