@@ -204,8 +204,8 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
                     let (update, stored) = &mut **update;
                     let stored = stored.take().unwrap_or_else(|| StoredUpdate::new(update));
                     match ledger::apply_update(&mut stage, update, stored).await {
-                        Ok(Outcome::New) => {
-                            state::apply_update(&mut stage, update, &names).await?;
+                        Ok(Outcome::New(archived)) => {
+                            state::apply_update(&mut stage, update, &names, &archived).await?;
                             summary.applied.update += 1;
                         }
                         Ok(Outcome::Unchanged) => summary.unchanged += 1,

@@ -2,8 +2,9 @@
 //!
 //! Every contract the node has seen has a [`ContractRecord`] under `C contract_id`:
 //! created (with its compact payload, blob, creation time and the synchronizer it was
-//! created on) and possibly archived. An archived contract keeps its record as a
-//! tombstone, so that a later import never brings it back. Active contracts are also
+//! created on) and possibly archived. An archived contract's record becomes a
+//! tombstone, its template id and `archived` without the creation, so that a later
+//! import never brings it back while its payload is no longer kept. Active contracts are also
 //! indexed by qualified template name (`T name contract_id`).
 //!
 //! Where a contract is ([`location`]) comes from its reassignment events (`R
@@ -95,9 +96,9 @@ fn encode(record: &impl Serialize) -> Vec<u8> {
 
 /// A contract record as ingest writes it: the fields of [`ContractRecord`], in its
 /// order, with a payload that is written without being built as a JSON tree first
-/// (when created) or that stays the JSON text it was stored as (when archived).
-/// Unknown fields are refused rather than dropped, so that a field added to
-/// [`ContractRecord`] but not here is an error, never lost by an archive.
+/// (when created) or read as JSON text without being parsed (by an archive).
+/// Unknown fields are refused rather than ignored, so that a field added to
+/// [`ContractRecord`] but not here is an error.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Written<'a, P> {
@@ -131,7 +132,7 @@ struct WrittenCreation<'a, P> {
     package_name: Cow<'a, str>,
 }
 
-/// A stored record whose payload is kept as JSON text: enough to archive it.
+/// A stored record whose payload is left as JSON text: enough to archive it.
 type Stored<'a> = Written<'a, &'a RawValue>;
 
 /// Reads a contract's record.
@@ -187,31 +188,41 @@ pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool
     })
 }
 
-/// Records a consuming exercise on `contract_id` of `template_id`.
+/// Records a consuming exercise on `contract_id` of `template_id`: its record becomes
+/// a tombstone (its template id, archived, no creation). The record it replaces, if
+/// that held the contract's creation, is returned: derived state that lists the
+/// contract finds its entry from it ([`crate::state`]).
 pub async fn archive<S: Store>(
     stage: &mut Stage<'_, S>,
     contract_id: &str,
     template_id: &crate::update::TemplateId,
-) -> Result<(), StoreError> {
+) -> Result<Option<Vec<u8>>, StoreError> {
     let key = contract_key(contract_id);
     let bytes = stage.get(&key).await?;
-    let mut record = match &bytes {
-        Some(bytes) => decode::<Stored<'_>>(contract_id, bytes)?,
-        None => Stored { template_id: template_id.as_str().into(), created: None, archived: false },
+    let (held_template, created) = match &bytes {
+        Some(bytes) => {
+            let record = decode::<Stored<'_>>(contract_id, bytes)?;
+            if record.archived {
+                return Ok(None);
+            }
+            (Some(String::from(record.template_id)), record.created.is_some())
+        }
+        None => (None, false),
     };
-    if record.archived {
-        return Ok(());
-    }
-    record.archived = true;
     stage.delete(template_key(template_id.qualified_name(), contract_id));
-    let qualified = crate::update::TemplateId::parse(&record.template_id).map(|t| String::from(t.qualified_name()));
-    if let Ok(name) = qualified
-        && name != template_id.qualified_name()
+    let held_name = held_template.as_deref().and_then(|t| crate::update::TemplateId::parse(t).ok());
+    if let Some(held) = &held_name
+        && held.qualified_name() != template_id.qualified_name()
     {
-        stage.delete(template_key(&name, contract_id));
+        stage.delete(template_key(held.qualified_name(), contract_id));
     }
-    stage.put(key, encode(&record));
-    Ok(())
+    let tombstone: Stored<'_> = Written {
+        template_id: held_template.as_deref().unwrap_or(template_id.as_str()).into(),
+        created: None,
+        archived: true,
+    };
+    stage.put(key, encode(&tombstone));
+    Ok(bytes.filter(|_| created))
 }
 
 /// Where a contract is now.
@@ -298,12 +309,18 @@ mod tests {
         let index_key = template_key(event.template_id.qualified_name(), &event.contract_id);
         assert_eq!(block_on(store.get(&index_key)).expect("readable"), Some(Vec::new()), "indexed as active");
 
+        let held = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
         let mut stage = Stage::new(&store);
-        block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+        let replaced = block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+        assert_eq!(replaced, held, "the record with the creation is handed back");
         block_on(store.write(&stage.into_batch())).expect("written");
+        let mut again = Stage::new(&store);
+        let replaced = block_on(archive(&mut again, &event.contract_id, &event.template_id)).expect("archived");
+        assert_eq!((replaced, again.is_empty()), (None, true), "archiving twice changes nothing");
         let archived = stored(&store, &event.contract_id);
         assert!(archived.archived);
-        assert_eq!(archived.created, Some(creation), "the payload is kept as it was");
+        assert_eq!(archived.created, None, "a tombstone keeps no creation");
+        assert_eq!(archived.template_id, event.template_id.as_str());
         assert_eq!(block_on(store.get(&index_key)).expect("readable"), None, "no longer indexed as active");
     }
 
@@ -337,7 +354,8 @@ mod tests {
         for step in 0..2 {
             let mut stage = Stage::new(&store);
             if step == 0 {
-                block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+                let replaced = block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+                assert_eq!(replaced, None, "no creation was held");
             } else {
                 block_on(create(&mut stage, &event, "s", false, None)).expect("created");
             }

@@ -19,12 +19,26 @@ use stage::Stage;
 pub use updates::StoredUpdate;
 
 /// What applying one update did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The update is new and was applied.
-    New,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome<'u> {
+    /// The update is new and was applied; it archived these contracts.
+    New(Archived<'u>),
     /// An identical update was already held.
     Unchanged,
+}
+
+/// The contracts an update archived whose creation was held, each with the record it
+/// had before ([`contracts::archive`]). An archived contract's record keeps no
+/// creation, so derived state that lists contracts by their payload finds the entry
+/// to remove from this record ([`crate::state::apply_update`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Archived<'u>(alloc::vec::Vec<(&'u str, alloc::vec::Vec<u8>)>);
+
+impl Archived<'_> {
+    /// The record `contract_id` had before the update archived it, if it did.
+    pub fn record(&self, contract_id: &str) -> Option<&[u8]> {
+        self.0.iter().find(|(id, _)| *id == contract_id).map(|(_, record)| record.as_slice())
+    }
 }
 
 /// Every contract `update` creates, assigns or archives (a consuming exercise), with
@@ -76,11 +90,11 @@ pub fn held_keys_read<'u, S: Store>(
 
 /// Stores `update`, rendered for storage as `stored` ([`StoredUpdate::new`]), and
 /// derives state from it; an update already held with other content is a conflict.
-pub async fn apply_update<S: Store>(
+pub async fn apply_update<'u, S: Store>(
     stage: &mut Stage<'_, S>,
-    update: &Update,
+    update: &'u Update,
     stored: StoredUpdate,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<'u>, Error> {
     if let Some(held) = stage.get(&updates::hash_key(update.id())).await? {
         let held_body = match updates::needs_body(&held) {
             true => stage.get(&updates::body_key(update.id(), Encoding::ProtobufJson)).await?,
@@ -93,6 +107,7 @@ pub async fn apply_update<S: Store>(
         };
     }
     let (entries, mut records) = stored.into_parts(update.id());
+    let mut archived = Archived::default();
     for (key, value) in entries {
         stage.put(key, value);
     }
@@ -108,7 +123,9 @@ pub async fn apply_update<S: Store>(
                         contracts::create(stage, created, &tx.synchronizer_id, import, record).await?
                     }
                     Event::Exercised(x) if x.consuming => {
-                        contracts::archive(stage, &x.contract_id, &x.template_id).await?
+                        if let Some(record) = contracts::archive(stage, &x.contract_id, &x.template_id).await? {
+                            archived.0.push((&x.contract_id, record));
+                        }
                     }
                     Event::Exercised(_) => {}
                 }
@@ -136,5 +153,5 @@ pub async fn apply_update<S: Store>(
             }
         },
     }
-    Ok(Outcome::New)
+    Ok(Outcome::New(archived))
 }

@@ -100,8 +100,12 @@ pub async fn note_round_creations<S: Store>(
 
 /// Brings the closed-round list in line with the record of `contract_id`, a
 /// `ClosedMiningRound`: listed while active, removed once archived.
-pub async fn sync_closed_round<S: Store>(stage: &mut Stage<'_, S>, contract_id: &str) -> Result<(), Error> {
-    let Some(record) = super::read_record(stage, contract_id).await? else {
+pub async fn sync_closed_round<S: Store>(
+    stage: &mut Stage<'_, S>,
+    contract_id: &str,
+    archived: &crate::ledger::Archived<'_>,
+) -> Result<(), Error> {
+    let Some(record) = super::read_record(stage, contract_id, archived).await? else {
         return Ok(());
     };
     let Some(listed) = ListedContract::of(contract_id, &record) else {

@@ -29,8 +29,12 @@ fn vote_key(sv: &str, created_at_micros: i64, contract_id: &str) -> Vec<u8> {
 }
 
 /// Brings the vote index in line with the record of `contract_id`, a `CoinPriceVote`.
-pub async fn sync_vote<S: Store>(stage: &mut Stage<'_, S>, contract_id: &str) -> Result<(), Error> {
-    let Some(record) = super::read_record(stage, contract_id).await? else {
+pub async fn sync_vote<S: Store>(
+    stage: &mut Stage<'_, S>,
+    contract_id: &str,
+    archived: &crate::ledger::Archived<'_>,
+) -> Result<(), Error> {
+    let Some(record) = super::read_record(stage, contract_id, archived).await? else {
         return Ok(());
     };
     let Some(listed) = ListedContract::of(contract_id, &record) else {
