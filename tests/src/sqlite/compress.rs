@@ -17,7 +17,8 @@ use lz4_flex::block::{CompressTable, compress_into_with_table, get_maximum_outpu
 #[derive(Default)]
 pub struct Compressor {
     /// The compressed bodies, one after another. Its length only grows (to the largest
-    /// write's bodies, plus one worst case), so that a write rarely zeroes new space.
+    /// write's bodies, plus one worst case), so that a write rarely zeroes new space,
+    /// up to [`KEPT_BYTES`]: a larger buffer is let go when the next write starts.
     buffer: Vec<u8>,
     /// Each body's bytes in `buffer`, in the order they were added.
     spans: Vec<Range<usize>>,
@@ -39,10 +40,20 @@ impl fmt::Debug for Compressor {
 /// Bytes of the length that precedes a body's LZ4 block.
 const LENGTH_BYTES: usize = 4;
 
+/// The most buffer space kept from one write to the next. The bodies of an ingest
+/// batch of `ledger-node ingest` (16 MiB of lines) compress to well under this; a
+/// larger write (the HTTP ingest endpoint takes up to 64 MiB) does not leave a server
+/// holding its buffer for good.
+pub const KEPT_BYTES: usize = 32 * 1024 * 1024;
+
 impl Compressor {
-    /// Forgets the bodies of the last write (keeping the space they took).
+    /// Forgets the bodies of the last write, keeping the space they took unless it is
+    /// over [`KEPT_BYTES`].
     pub fn clear(&mut self) {
         self.spans.clear();
+        if self.buffer.len() > KEPT_BYTES {
+            self.buffer = Vec::new();
+        }
     }
 
     /// Compresses `value` after the bodies added since [`Compressor::clear`].
@@ -112,6 +123,18 @@ mod tests {
         compressor.clear();
         compressor.add(&[8; 100]).expect("compressed");
         assert_eq!(compressor.buffer.len(), kept);
+        assert_eq!(compressor.bodies().count(), 1);
+    }
+
+    #[test]
+    fn a_buffer_over_the_bound_is_let_go() {
+        let mut compressor = Compressor::default();
+        let large: Vec<u8> = (0..KEPT_BYTES + 1).map(|n| (n % 251) as u8).collect();
+        compressor.add(&large).expect("compressed");
+        assert!(compressor.buffer.len() > KEPT_BYTES);
+        compressor.clear();
+        assert_eq!(compressor.buffer.capacity(), 0);
+        compressor.add(b"small").expect("compressed");
         assert_eq!(compressor.bodies().count(), 1);
     }
 }
