@@ -15,6 +15,10 @@
 //! gets the same values later. A scan asks the backend for as many more entries as the
 //! queue has keys in its range, so that the queue's deletes cannot leave it short.
 //!
+//! The writer commits every batch queued by the time it is free as one transaction (a
+//! group commit, [`Shared::commit`]), so when commits fall behind, each page they touch
+//! is written once per group instead of once per batch.
+//!
 //! A batch with a range delete is not queued: it waits until the queue is empty and is
 //! written at once, so that the queue only ever holds single-key operations.
 //!
@@ -33,8 +37,9 @@ use ledger_node_core::store::{Entry, Scan, Store, StoreError, WriteBatch, WriteE
 
 use crate::backend::{Backend, OpRef};
 
-/// Most batches queued at once; a write waits while the queue is full.
-const MAX_QUEUED: usize = 2;
+/// Most batches waiting for the writer (besides the group it is committing); a write
+/// waits while that many are.
+const MAX_WAITING: usize = 2;
 
 /// A write-behind queue in front of a backend. Dropping it commits what is queued.
 #[derive(Debug)]
@@ -54,8 +59,10 @@ struct Shared {
 
 #[derive(Debug, Default)]
 struct Queue {
-    /// Queued batches, oldest first; the writer is committing the first.
+    /// Queued batches, oldest first; the writer is committing the first `committing`.
     batches: VecDeque<Arc<Batch>>,
+    /// How many of the first batches the writer is committing, as one group.
+    committing: usize,
     /// How many batches have committed: batch `n` has once `committed > n`.
     committed: u64,
     /// How many batches were ever queued (the next batch's number).
@@ -210,45 +217,74 @@ impl Shared {
     }
 
     /// The writer: commits queued batches in order until the queue is closed and empty.
+    /// It takes every batch queued by then as one group (see [`Shared::commit`]).
     fn write_queued(&self) {
         loop {
-            let batch = {
-                let queue = self.lock();
-                let queue = self
+            let group: Vec<Arc<Batch>> = {
+                let mut queue = self
                     .changed
-                    .wait_while(queue, |q| q.batches.is_empty() && !q.closed)
+                    .wait_while(self.lock(), |q| q.batches.is_empty() && !q.closed)
                     .unwrap_or_else(PoisonError::into_inner);
-                match queue.batches.front() {
-                    Some(batch) => Arc::clone(batch),
-                    None => return, // closed and empty
+                if queue.batches.is_empty() {
+                    return; // closed and empty
                 }
+                queue.committing = queue.batches.len();
+                queue.batches.iter().cloned().collect()
             };
-            let written = self.backend.write_ops(&batch.op_refs());
+            let (committed, failure) = self.commit(&group);
             let mut queue = self.lock();
-            queue.batches.pop_front();
-            match written {
-                Ok(()) => queue.committed += 1,
-                Err(e) => {
-                    queue.failed = Some(match e {
-                        WriteError::PreconditionFailed { key } => format!(
-                            "another writer of the store took the key {} that the batch put only if absent",
-                            key.escape_ascii()
-                        ),
-                        WriteError::Store(e) => e.to_string(),
-                    });
-                    queue.batches.clear();
-                }
+            queue.batches.drain(..committed);
+            queue.committed += committed as u64;
+            queue.committing = 0;
+            if let Some(e) = failure {
+                queue.failed = Some(match e {
+                    WriteError::PreconditionFailed { key } => format!(
+                        "another writer of the store took the key {} that the batch put only if absent",
+                        key.escape_ascii()
+                    ),
+                    WriteError::Store(e) => e.to_string(),
+                });
+                queue.batches.clear();
             }
             drop(queue);
             self.changed.notify_all();
-            // A reader may still hold the batch; it is then dropped when the read ends.
-            if let Ok(done) = Arc::try_unwrap(batch) {
-                let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
-                if spare.len() < MAX_QUEUED {
+            // A reader may still hold a batch; it is then dropped when the read ends.
+            let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
+            for done in group.into_iter().filter_map(|batch| Arc::try_unwrap(batch).ok()) {
+                if spare.len() < 2 * MAX_WAITING {
                     spare.push(done);
                 }
             }
         }
+    }
+
+    /// Commits `group`, queued batches oldest first, in one transaction of the backend:
+    /// how many committed, and why the next one did not.
+    ///
+    /// A group (of at most [`MAX_WAITING`] batches) forms when commits fall behind the
+    /// batches queued, and one transaction for the whole group writes each page the
+    /// group touches once. That matters as the store grows: the key index's keys are
+    /// random ids, so once it is large nearly every leaf page of it is touched by every
+    /// batch, and two batches committed together write it to the log once instead of
+    /// twice. If the group's transaction fails, its batches are committed one by one,
+    /// so that the batches before the failing one commit as they would have alone.
+    fn commit(&self, group: &[Arc<Batch>]) -> (usize, Option<WriteError>) {
+        if let [batch] = group {
+            return match self.backend.write_ops(&batch.op_refs()) {
+                Ok(()) => (1, None),
+                Err(e) => (0, Some(e)),
+            };
+        }
+        let ops: Vec<OpRef<'_>> = group.iter().flat_map(|batch| batch.op_refs()).collect();
+        if self.backend.write_ops(&ops).is_ok() {
+            return (group.len(), None);
+        }
+        for (committed, batch) in group.iter().enumerate() {
+            if let Err(e) = self.backend.write_ops(&batch.op_refs()) {
+                return (committed, Some(e));
+            }
+        }
+        (group.len(), None)
     }
 }
 
@@ -359,7 +395,7 @@ impl WriteBehind {
         let mut queue = self
             .shared
             .changed
-            .wait_while(self.shared.lock(), |q| q.batches.len() >= MAX_QUEUED && q.failed.is_none())
+            .wait_while(self.shared.lock(), |q| q.batches.len() - q.committing >= MAX_WAITING && q.failed.is_none())
             .unwrap_or_else(PoisonError::into_inner);
         if let Some(why) = &queue.failed {
             return Err(WriteError::Store(after_failure(why)));
@@ -592,6 +628,69 @@ mod tests {
         assert_eq!(backend.get(b"a").unwrap(), None, "nothing of the failed batch was written");
         assert_eq!(backend.get(b"b").unwrap(), None, "nothing after it was written");
         assert_eq!(backend.get(b"k").unwrap().as_deref(), Some(&b"theirs"[..]));
+    }
+
+    /// Queued batches holding `ops`, as the writer takes them.
+    fn batches(groups: &[&[OpRef<'_>]]) -> Vec<Arc<Batch>> {
+        groups
+            .iter()
+            .map(|ops| {
+                let mut batch = Batch::default();
+                batch.fill(ops);
+                Arc::new(batch)
+            })
+            .collect()
+    }
+
+    fn shared(backend: Backend) -> Shared {
+        Shared {
+            backend: Arc::new(backend),
+            spare: Mutex::new(Vec::new()),
+            queue: Mutex::new(Queue::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    #[test]
+    fn a_group_commits_whole_and_its_batches_before_a_failing_one_still_commit() {
+        let shared = shared(Backend::memory());
+        let group = batches(&[&[put(b"a", b"1")], &[put(b"a", b"2"), put(b"b", b"1")]]);
+        assert!(matches!(shared.commit(&group), (2, None)));
+        assert_eq!(shared.backend.get(b"a").unwrap().as_deref(), Some(&b"2"[..]), "the later batch wins");
+
+        // The second batch's put-if-absent fails: the group's transaction writes
+        // nothing, then the first batch commits alone and the third is not tried.
+        let taken = OpRef::PutIfAbsent { key: b"b", value: b"mine" };
+        let group = batches(&[&[put(b"c", b"1")], &[put(b"d", b"1"), taken], &[put(b"e", b"1")]]);
+        let (committed, failure) = shared.commit(&group);
+        assert_eq!(committed, 1);
+        assert_eq!(failure, Some(WriteError::PreconditionFailed { key: b"b".to_vec() }));
+        assert_eq!(shared.backend.get(b"c").unwrap().as_deref(), Some(&b"1"[..]));
+        assert_eq!(shared.backend.get(b"d").unwrap(), None, "nothing of the failing batch");
+        assert_eq!(shared.backend.get(b"e").unwrap(), None, "nothing after it");
+        assert_eq!(shared.backend.get(b"b").unwrap().as_deref(), Some(&b"1"[..]));
+    }
+
+    #[test]
+    fn batches_wait_behind_the_group_being_committed_and_commit_together() {
+        let (_dir, queue, other) = stalled_store(&[]);
+        // The writer takes the first batch and waits for the write lock.
+        let first = queue.write(&[put(b"a", b"1")]).unwrap();
+        while queue.shared.lock().committing == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // The batch being committed does not count against the waiting batches' limit.
+        let second = queue.write(&[put(b"b", b"2")]).unwrap();
+        let third = queue.write(&[put(b"c", b"3")]).unwrap();
+        {
+            let state = queue.shared.lock();
+            assert_eq!((state.batches.len(), state.committing), (3, 1), "two batches wait behind the first");
+        }
+        other.execute_batch("COMMIT").expect("the lock let go");
+        queue.wait(third).expect("committed");
+        assert!(queue.committed(first) && queue.committed(second));
+        let stored = queue.backend().scan(&Scan::prefix(b"", 10)).unwrap();
+        assert_eq!(stored.len(), 3);
     }
 
     #[test]

@@ -40,11 +40,11 @@ impl fmt::Debug for Compressor {
 /// Bytes of the length that precedes a body's LZ4 block.
 const LENGTH_BYTES: usize = 4;
 
-/// The most buffer space kept from one write to the next. The bodies of an ingest
-/// batch of `ledger-node ingest` (16 MiB of lines) compress to well under this; a
-/// larger write (the HTTP ingest endpoint takes up to 64 MiB) does not leave a server
-/// holding its buffer for good.
-pub const KEPT_BYTES: usize = 32 * 1024 * 1024;
+/// The most buffer space kept from one write to the next. The bodies of a write of
+/// `ledger-node ingest` (a group of two 24 MiB batches of lines at most, as a rule)
+/// compress to under this; a larger write (the HTTP ingest endpoint takes up to 64 MiB)
+/// does not leave a server holding its buffer for good.
+pub const KEPT_BYTES: usize = 48 * 1024 * 1024;
 
 impl Compressor {
     /// Forgets the bodies of the last write, keeping the space they took unless it is
