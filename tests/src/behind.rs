@@ -16,8 +16,8 @@
 //! queue has keys in its range, so that the queue's deletes cannot leave it short.
 //!
 //! The writer commits every batch queued by the time it is free as one transaction (a
-//! group commit, [`Shared::commit`]), so when commits fall behind, each page they touch
-//! is written once per group instead of once per batch.
+//! group commit), so when commits fall behind, each page they touch is written once per
+//! group instead of once per batch.
 //!
 //! A batch with a range delete is not queued: it waits until the queue is empty and is
 //! written at once, so that the queue only ever holds single-key operations.
@@ -343,7 +343,9 @@ impl WriteBehind {
         let found: Vec<Option<Option<&[u8]>>> =
             keys.iter().map(|key| queued.iter().rev().find_map(|batch| batch.lookup(key))).collect();
         let missing: Vec<&[u8]> = keys.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(k, _)| *k).collect();
-        let mut read = self.shared.backend.get_many(&missing)?.into_iter();
+        // Every key found in the queue: no read snapshot of the backend is needed.
+        let mut read =
+            if missing.is_empty() { Vec::new() } else { self.shared.backend.get_many(&missing)? }.into_iter();
         Ok(found
             .into_iter()
             .map(|found| match found {
