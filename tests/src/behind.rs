@@ -674,7 +674,7 @@ mod tests {
     }
 
     #[test]
-    fn batches_wait_behind_the_group_being_committed_and_commit_together() {
+    fn batches_that_wait_behind_a_commit_commit_together() {
         let (_dir, queue, other) = stalled_store(&[]);
         // The writer takes the first batch and waits for the write lock.
         let first = queue.write(&[put(b"a", b"1")]).unwrap();
@@ -693,6 +693,8 @@ mod tests {
         assert!(queue.committed(first) && queue.committed(second));
         let stored = queue.backend().scan(&Scan::prefix(b"", 10)).unwrap();
         assert_eq!(stored.len(), 3);
+        let Backend::Sqlite(store) = queue.backend().as_ref() else { unreachable!("a SQLite store") };
+        assert_eq!(store.commits(), 2, "the first batch alone, then the two that waited behind it as one group");
     }
 
     #[test]

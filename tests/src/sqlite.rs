@@ -342,6 +342,11 @@ impl SqliteStore {
         reader.read(epoch, read).map_err(backend)
     }
 
+    /// How many transactions this store has committed since it was opened.
+    pub fn commits(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.read(|c| c.prepare_cached(GET)?.query_row([key], |row| value(row, 0)).optional())
