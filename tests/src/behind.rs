@@ -269,15 +269,12 @@ impl Shared {
     /// twice. If the group's transaction fails, its batches are committed one by one,
     /// so that the batches before the failing one commit as they would have alone.
     fn commit(&self, group: &[Arc<Batch>]) -> (usize, Option<WriteError>) {
-        if let [batch] = group {
-            return match self.backend.write_ops(&batch.op_refs()) {
-                Ok(()) => (1, None),
-                Err(e) => (0, Some(e)),
-            };
-        }
         let ops: Vec<OpRef<'_>> = group.iter().flat_map(|batch| batch.op_refs()).collect();
-        if self.backend.write_ops(&ops).is_ok() {
-            return (group.len(), None);
+        match self.backend.write_ops(&ops) {
+            Ok(()) => return (group.len(), None),
+            // A group of one has nothing to retry alone.
+            Err(e) if group.len() == 1 => return (0, Some(e)),
+            Err(_) => {}
         }
         for (committed, batch) in group.iter().enumerate() {
             if let Err(e) = self.backend.write_ops(&batch.op_refs()) {

@@ -343,7 +343,8 @@ impl SqliteStore {
     }
 
     /// How many transactions this store has committed since it was opened.
-    pub fn commits(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn commits(&self) -> u64 {
         self.epoch.load(Ordering::Acquire)
     }
 
