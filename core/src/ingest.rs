@@ -218,15 +218,15 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
                     }
                 }
                 Record::Topology(topology) => {
-                    network::apply_topology(&mut stage, topology);
+                    network::apply_topology(&mut stage, topology)?;
                     summary.applied.topology += 1;
                 }
                 Record::Backfill(backfill) => {
-                    network::apply_backfill(&mut stage, backfill);
+                    network::apply_backfill(&mut stage, backfill)?;
                     summary.applied.backfill += 1;
                 }
                 Record::RollForwardLsu(plan) => {
-                    network::apply_roll_forward(&mut stage, plan);
+                    network::apply_roll_forward(&mut stage, plan)?;
                     summary.applied.roll_forward_lsu += 1;
                 }
                 Record::WalletUser(user) => {

@@ -45,6 +45,7 @@ pub mod config;
 pub mod error;
 pub mod exec;
 pub mod http;
+pub mod ids;
 pub mod ingest;
 pub mod json;
 pub mod keys;

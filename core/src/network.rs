@@ -1,7 +1,8 @@
 //! What the node knows of the network besides its update history: party hosting
 //! (topology), history completeness (backfill), the planned roll-forward upgrade and
-//! the onboarded wallet users. Each comes from its own ingest record kind (DESIGN
-//! section 4) and replaces the state it names.
+//! the onboarded wallet users. Each comes from its own ingest record kind and replaces
+//! the state it names. Their ids (synchronizer, party, participant and user ids) are at
+//! most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes, like every id the node takes in.
 //!
 //! Their keys are listed in [`crate::keys`].
 
@@ -11,6 +12,7 @@ use alloc::vec::Vec;
 use crate::json::Json;
 use serde::{Deserialize, Serialize};
 
+use crate::error::Error;
 use crate::keys::{self, Key};
 use crate::ledger::stage::Stage;
 use crate::store::Store;
@@ -67,7 +69,7 @@ impl Topology {
     pub fn parse(json: &Json<'_>) -> Result<Self, PathError> {
         let mut path = JsonPath::default();
         let object = StrictObject::new(json, &["synchronizer_id", "party_id", "participant_ids"], &path)?;
-        let participant_ids = object.strings("participant_ids", &mut path)?;
+        let participant_ids = object.bounded_strings("participant_ids", &mut path)?;
         for (index, id) in participant_ids.iter().enumerate() {
             if id.is_empty() {
                 return path.with(Segment::Field("participant_ids"), |p| {
@@ -76,8 +78,8 @@ impl Topology {
             }
         }
         Ok(Topology {
-            synchronizer_id: object.id("synchronizer_id", &mut path)?.into(),
-            party_id: object.id("party_id", &mut path)?.into(),
+            synchronizer_id: object.bounded_id("synchronizer_id", &mut path)?.into(),
+            party_id: object.bounded_id("party_id", &mut path)?.into(),
             participant_ids,
         })
     }
@@ -114,8 +116,8 @@ impl RollForwardLsu {
         )?;
         Ok(Some(RollForwardLsu {
             upgrade_time: alloc::format!("{}", object.timestamp("upgradeTime", &mut path)?),
-            current_physical_synchronizer_id: object.id("currentPhysicalSynchronizerId", &mut path)?.into(),
-            successor_physical_synchronizer_id: object.id("successorPhysicalSynchronizerId", &mut path)?.into(),
+            current_physical_synchronizer_id: object.bounded_id("currentPhysicalSynchronizerId", &mut path)?.into(),
+            successor_physical_synchronizer_id: object.bounded_id("successorPhysicalSynchronizerId", &mut path)?.into(),
         }))
     }
 }
@@ -126,8 +128,8 @@ impl WalletUser {
         let mut path = JsonPath::default();
         let object = StrictObject::new(json, &["user_id", "party_id"], &path)?;
         Ok(WalletUser {
-            user_id: object.id("user_id", &mut path)?.into(),
-            party_id: object.id("party_id", &mut path)?.into(),
+            user_id: object.bounded_id("user_id", &mut path)?.into(),
+            party_id: object.bounded_id("party_id", &mut path)?.into(),
         })
     }
 }
@@ -157,33 +159,37 @@ pub fn wallet_user_key(user_id: &str) -> Vec<u8> {
     Key::new(keys::WALLET_USER).str(user_id).into_bytes()
 }
 
-// Serializing these plain structures cannot fail.
-fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
-    serde_json::to_vec(value).unwrap_or_default()
+/// The stored JSON of a record. Serializing these plain structures does not fail; if it
+/// ever did, the batch fails rather than store an empty value.
+fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec(value).map_err(|e| Error::Internal(alloc::format!("serializing a network record: {e}")))
 }
 
 /// Stages a topology record.
-pub fn apply_topology<S: Store>(stage: &mut Stage<'_, S>, record: &Topology) {
+pub fn apply_topology<S: Store>(stage: &mut Stage<'_, S>, record: &Topology) -> Result<(), Error> {
     let key = hosting_key(&record.synchronizer_id, &record.party_id);
     if record.participant_ids.is_empty() {
         stage.delete(key);
     } else {
-        stage.put(key, to_json(&record.participant_ids));
+        stage.put(key, to_json(&record.participant_ids)?);
     }
     stage.put(synchronizer_key(&record.synchronizer_id), Vec::new());
+    Ok(())
 }
 
 /// Stages a backfill record.
-pub fn apply_backfill<S: Store>(stage: &mut Stage<'_, S>, record: &Backfill) {
-    stage.put(backfill_key(record.migration_id), to_json(record));
+pub fn apply_backfill<S: Store>(stage: &mut Stage<'_, S>, record: &Backfill) -> Result<(), Error> {
+    stage.put(backfill_key(record.migration_id), to_json(record)?);
+    Ok(())
 }
 
 /// Stages a roll-forward record.
-pub fn apply_roll_forward<S: Store>(stage: &mut Stage<'_, S>, record: &Option<RollForwardLsu>) {
+pub fn apply_roll_forward<S: Store>(stage: &mut Stage<'_, S>, record: &Option<RollForwardLsu>) -> Result<(), Error> {
     match record {
-        Some(plan) => stage.put(roll_forward_key(), to_json(plan)),
+        Some(plan) => stage.put(roll_forward_key(), to_json(plan)?),
         None => stage.delete(roll_forward_key()),
     }
+    Ok(())
 }
 
 /// Stages a wallet user record.
@@ -194,4 +200,42 @@ pub fn apply_wallet_user<S: Store>(stage: &mut Stage<'_, S>, record: &WalletUser
 /// Marks `synchronizer_id` as known.
 pub fn note_synchronizer<S: Store>(stage: &mut Stage<'_, S>, synchronizer_id: &str) {
     stage.put(synchronizer_key(synchronizer_id), Vec::new());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    fn json(value: serde_json::Value) -> Json<'static> {
+        Json::from(&value).into_owned()
+    }
+
+    #[test]
+    fn ids_over_512_bytes_in_network_records_are_refused_naming_the_field() {
+        let long = "x".repeat(513);
+        let too_long = "is 513 bytes long; ids are at most 512 bytes";
+        let topology = |synchronizer: &str, party: &str, participant: &str| {
+            Topology::parse(&json(serde_json::json!({
+                "synchronizer_id": synchronizer, "party_id": party, "participant_ids": ["p::1", participant]
+            })))
+            .map_err(|e| e.to_string())
+        };
+        assert!(topology("d::1", "a::1", &"p".repeat(512)).is_ok());
+        assert_eq!(topology(&long, "a::1", "p::2"), Err(alloc::format!("synchronizer_id: {too_long}")));
+        assert_eq!(topology("d::1", &long, "p::2"), Err(alloc::format!("party_id: {too_long}")));
+        assert_eq!(topology("d::1", "a::1", &long), Err(alloc::format!("participant_ids[1]: {too_long}")));
+        let user = |user: &str, party: &str| {
+            WalletUser::parse(&json(serde_json::json!({"user_id": user, "party_id": party}))).map_err(|e| e.to_string())
+        };
+        assert!(user(&"u".repeat(512), "a::1").is_ok());
+        assert_eq!(user(&long, "a::1"), Err(alloc::format!("user_id: {too_long}")));
+        assert_eq!(user("alice", &long), Err(alloc::format!("party_id: {too_long}")));
+        let plan = RollForwardLsu::parse(&json(serde_json::json!({
+            "upgradeTime": "2030-01-01T00:00:00Z",
+            "currentPhysicalSynchronizerId": "d::1",
+            "successorPhysicalSynchronizerId": long,
+        })));
+        assert_eq!(plan.unwrap_err().to_string(), alloc::format!("successorPhysicalSynchronizerId: {too_long}"));
+    }
 }

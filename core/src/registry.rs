@@ -66,7 +66,8 @@ use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
 use crate::error::Error;
-use crate::http::{Response, percent_decode};
+use crate::http::Response;
+use crate::ids;
 use crate::ledger::contracts::{self, ContractRecord, Creation, Location};
 use crate::names::TemplateNames;
 use crate::route::TransferChoice;
@@ -203,8 +204,7 @@ pub async fn choice_context<S: Store>(
     body: &[u8],
 ) -> Result<Response, Error> {
     let request = ContextRequest::parse(body)?;
-    let instruction_id =
-        percent_decode(raw_id).ok_or_else(|| bad("the transfer instruction id is not valid percent-encoded UTF-8"))?;
+    let instruction_id = ids::path_id(raw_id, "transfer_instruction_id")?;
     let context = build(store, env, &instruction_id, choice, &request).await?;
     Ok(Response::ok(&context))
 }

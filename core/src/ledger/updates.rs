@@ -28,7 +28,8 @@ use sha2::Digest;
 use super::contracts;
 
 use crate::error::Error;
-use crate::http::{Response, percent_decode, query_param};
+use crate::http::{Response, query_param};
+use crate::ids;
 use crate::keys::{self, Key};
 use crate::route::UpdateApi;
 use crate::store::Store;
@@ -248,8 +249,7 @@ pub fn body_key(update_id: &str, encoding: Encoding) -> Vec<u8> {
 
 /// `GET /v{1,2}/updates/{update_id}?ledger_value_encoding=...`
 pub async fn get<S: Store>(store: &S, api: UpdateApi, raw_id: &str, query: &str) -> Result<Response, Error> {
-    let update_id = percent_decode(raw_id)
-        .ok_or_else(|| Error::BadRequest("the update id is not valid percent-encoded UTF-8".into()))?;
+    let update_id = ids::path_id(raw_id, "update_id")?;
     let encoding = encoding(query)?;
     let stored = store
         .get(&body_key(&update_id, encoding))

@@ -7,14 +7,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::http::{Response, percent_decode};
+use crate::http::Response;
+use crate::ids;
 use crate::network;
 use crate::store::Store;
-
-fn path_parameter(raw: &str, name: &str) -> Result<String, Error> {
-    percent_decode(raw)
-        .ok_or_else(|| Error::BadRequest(format!("path parameter {name} is not valid percent-encoded UTF-8")))
-}
 
 /// `GET /v0/domains/{domain_id}/parties/{party_id}/participant-id`: 1 read.
 ///
@@ -22,8 +18,8 @@ fn path_parameter(raw: &str, name: &str) -> Result<String, Error> {
 /// ([`Error::Unsupported`]): the spec declares this case a failure of the call, and
 /// the client must learn why.
 pub async fn participant<S: Store>(store: &S, domain_id: &str, party_id: &str) -> Result<Response, Error> {
-    let domain_id = path_parameter(domain_id, "domain_id")?;
-    let party_id = path_parameter(party_id, "party_id")?;
+    let domain_id = ids::path_id(domain_id, "domain_id")?;
+    let party_id = ids::path_id(party_id, "party_id")?;
     let participants: Vec<String> = match store.get(&network::hosting_key(&domain_id, &party_id)).await? {
         Some(bytes) => {
             serde_json::from_slice(&bytes).map_err(|e| Error::Internal(format!("an unreadable hosting record: {e}")))?

@@ -3,9 +3,10 @@
 //! Ingest spends most of its time reading updates, and reading one through a JSON
 //! document first ([`Update::parse`]) builds and drops a tree as large as the update. This
 //! path reads the line once, into the typed update, with the rules of the strict parser
-//! ([`super::parse`]): known fields only, each once; `null` read as absent; ids non-empty;
-//! event ids `<update_id>:<n>` equal to their keys; the event tree checked by the same
-//! function. It gives up (`None`) on anything it does not take, and the caller then
+//! ([`super::parse`]): known fields only, each once; `null` read as absent; ids non-empty,
+//! and those of the bounded kinds (update, contract, party, synchronizer ids) at most
+//! [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes; event ids `<update_id>:<n>` equal
+//! to their keys; the event tree checked by the same function. It gives up (`None`) on anything it does not take, and the caller then
 //! runs the strict parser, which names the problem (or, for input only the strict
 //! parser reads, such as strings with escapes, takes it). So errors are always the
 //! strict parser's, and the two agree on every update this path takes.
@@ -19,6 +20,7 @@ use super::{
     Assignment, Blob, CreatedEvent, Event, ExercisedEvent, Reassignment, ReassignmentEvent, TemplateId, Transaction,
     Unassignment, Update, is_event_id_of,
 };
+use crate::ids::MAX_ID_BYTES;
 use crate::json::scan::{Cursor, once};
 use crate::time::Timestamp;
 use crate::value::fast::{self as value, id};
@@ -59,11 +61,11 @@ fn update(c: &mut Cursor<'_>) -> Option<Update> {
     c.object(|c, key| {
         f.keys.push(key);
         match key {
-            "update_id" => once(&mut f.update_id, id(c)?),
+            "update_id" => once(&mut f.update_id, bounded_id(c)?),
             "migration_id" => once(&mut f.migration_id, c.integer()?),
             "workflow_id" => once(&mut f.workflow_id, c.string()?),
             "record_time" => once(&mut f.record_time, timestamp(c)?),
-            "synchronizer_id" => once(&mut f.synchronizer_id, id(c)?),
+            "synchronizer_id" => once(&mut f.synchronizer_id, bounded_id(c)?),
             "effective_at" => once(&mut f.effective_at, timestamp(c)?),
             "root_event_ids" => once(&mut f.root_event_ids, strings(c)?),
             "events_by_id" => once(&mut f.events_by_id, events(c)?),
@@ -161,13 +163,13 @@ fn event_fields<'a>(c: &mut Cursor<'a>) -> Option<EventFields<'a>> {
         match key {
             "event_type" => once(&mut f.event_type, c.string()?),
             "event_id" => once(&mut f.event_id, id(c)?),
-            "contract_id" => once(&mut f.contract_id, id(c)?),
+            "contract_id" => once(&mut f.contract_id, bounded_id(c)?),
             "template_id" => once(&mut f.template_id, template_id(c)?),
             "package_name" => once(&mut f.package_name, id(c)?),
             "create_arguments" => once(&mut f.create_arguments, value::record(c)?),
             "created_at" => once(&mut f.created_at, timestamp(c)?),
-            "signatories" => once(&mut f.signatories, strings(c)?),
-            "observers" => once(&mut f.observers, strings(c)?),
+            "signatories" => once(&mut f.signatories, bounded_strings(c)?),
+            "observers" => once(&mut f.observers, bounded_strings(c)?),
             "created_event_blob" if c.null() => once(&mut f.created_event_blob, None),
             "created_event_blob" => once(&mut f.created_event_blob, Some(Blob::parse(c.string()?).ok()?)),
             "choice" => once(&mut f.choice, id(c)?),
@@ -175,7 +177,7 @@ fn event_fields<'a>(c: &mut Cursor<'a>) -> Option<EventFields<'a>> {
             "child_event_ids" => once(&mut f.child_event_ids, strings(c)?),
             "exercise_result" => once(&mut f.exercise_result, value::value(c)?),
             "consuming" => once(&mut f.consuming, c.boolean()?),
-            "acting_parties" => once(&mut f.acting_parties, strings(c)?),
+            "acting_parties" => once(&mut f.acting_parties, bounded_strings(c)?),
             "interface_id" if c.null() => once(&mut f.interface_id, None),
             "interface_id" => once(&mut f.interface_id, Some(template_id(c)?)),
             _ => None,
@@ -240,14 +242,14 @@ fn reassignment_event(c: &mut Cursor<'_>) -> Option<ReassignmentEvent> {
     let (mut submitter, mut source, mut target, mut migration_id) = (None, None, None, None);
     let (mut unassign_id, mut created_event, mut counter, mut contract_id) = (None, None, None, None);
     c.object(|c, key| match key {
-        "submitter" => once(&mut submitter, id(c)?),
-        "source_synchronizer" => once(&mut source, id(c)?),
-        "target_synchronizer" => once(&mut target, id(c)?),
+        "submitter" => once(&mut submitter, bounded_id(c)?),
+        "source_synchronizer" => once(&mut source, bounded_id(c)?),
+        "target_synchronizer" => once(&mut target, bounded_id(c)?),
         "migration_id" => once(&mut migration_id, c.integer()?),
-        "unassign_id" => once(&mut unassign_id, id(c)?),
+        "unassign_id" => once(&mut unassign_id, bounded_id(c)?),
         "created_event" => once(&mut created_event, created_event_of(c)?),
         "reassignment_counter" => once(&mut counter, c.integer()?),
-        "contract_id" => once(&mut contract_id, id(c)?),
+        "contract_id" => once(&mut contract_id, bounded_id(c)?),
         _ => None,
     })?;
     let (submitter, source, target): (String, String, String) = (submitter?.into(), source?.into(), target?.into());
@@ -298,6 +300,22 @@ fn strings(c: &mut Cursor<'_>) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// An id of a bounded kind: non-empty and at most [`MAX_ID_BYTES`] bytes. A longer one
+/// is left to the strict parser, which names the field.
+fn bounded_id<'a>(c: &mut Cursor<'a>) -> Option<&'a str> {
+    id(c).filter(|id| id.len() <= MAX_ID_BYTES)
+}
+
+/// An array of strings of at most [`MAX_ID_BYTES`] bytes each (party ids).
+fn bounded_strings(c: &mut Cursor<'_>) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    c.array(|c| {
+        out.push(String::from(c.string().filter(|s| s.len() <= MAX_ID_BYTES)?));
+        Some(())
+    })?;
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures;
@@ -329,6 +347,10 @@ mod tests {
             alloc::format!(r#"{{"topology":{tx}}}"#),
             text.replacen("\"u1\"", "\"u\\u0031\"", 1),
             text.replacen("\"workflow_id\":\"\"", "\"workflow_id\":\"\",\"workflow_id\":\"\"", 1),
+            // Ids over the limit: the strict parser names the field.
+            text.replacen("\"c3\"", &alloc::format!("\"{}\"", "c".repeat(513)), 1),
+            text.replacen("\"sv1::1220\"]", &alloc::format!("\"{}\"]", "p".repeat(513)), 1),
+            text.replacen("\"global-domain::1220aa\"", &alloc::format!("\"{}\"", "d".repeat(513)), 1),
         ];
         for case in cases {
             assert_eq!(update_line(case.as_bytes()), None, "{case}");

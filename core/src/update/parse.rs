@@ -94,13 +94,13 @@ pub(super) fn update(json: &Json<'_>, path: &mut JsonPath) -> Result<Update, Pat
 
 fn transaction(json: &Json<'_>, path: &mut JsonPath) -> Result<Transaction, PathError> {
     let obj = StrictObject::new(json, &TRANSACTION, path)?;
-    let update_id = obj.id("update_id", path)?;
+    let update_id = obj.bounded_id("update_id", path)?;
     let transaction = Transaction {
         update_id: update_id.into(),
         migration_id: obj.int64("migration_id", path)?,
         workflow_id: obj.string("workflow_id", path)?.into(),
         record_time: obj.timestamp("record_time", path)?,
-        synchronizer_id: obj.id("synchronizer_id", path)?.into(),
+        synchronizer_id: obj.bounded_id("synchronizer_id", path)?.into(),
         effective_at: obj.timestamp("effective_at", path)?,
         root_event_ids: obj.strings("root_event_ids", path)?,
         events_by_id: obj.field("events_by_id", path, |j, p| events(j, update_id, p))?,
@@ -162,13 +162,13 @@ fn created_event(json: &Json<'_>, path: &mut JsonPath) -> Result<CreatedEvent, P
     expect_event_type(&obj, "created_event", path)?;
     Ok(CreatedEvent {
         event_id: obj.id("event_id", path)?.into(),
-        contract_id: obj.id("contract_id", path)?.into(),
+        contract_id: obj.bounded_id("contract_id", path)?.into(),
         template_id: obj.field("template_id", path, template_id)?,
         package_name: obj.id("package_name", path)?.into(),
         create_arguments: obj.field("create_arguments", path, Record::parse)?,
         created_at: obj.timestamp("created_at", path)?,
-        signatories: obj.strings("signatories", path)?,
-        observers: obj.strings("observers", path)?,
+        signatories: obj.bounded_strings("signatories", path)?,
+        observers: obj.bounded_strings("observers", path)?,
         created_event_blob: obj.optional_field("created_event_blob", path, blob)?,
     })
 }
@@ -178,7 +178,7 @@ fn exercised_event(json: &Json<'_>, path: &mut JsonPath) -> Result<ExercisedEven
     expect_event_type(&obj, "exercised_event", path)?;
     Ok(ExercisedEvent {
         event_id: obj.id("event_id", path)?.into(),
-        contract_id: obj.id("contract_id", path)?.into(),
+        contract_id: obj.bounded_id("contract_id", path)?.into(),
         template_id: obj.field("template_id", path, template_id)?,
         package_name: obj.id("package_name", path)?.into(),
         choice: obj.id("choice", path)?.into(),
@@ -186,7 +186,7 @@ fn exercised_event(json: &Json<'_>, path: &mut JsonPath) -> Result<ExercisedEven
         child_event_ids: obj.strings("child_event_ids", path)?,
         exercise_result: obj.field("exercise_result", path, Value::parse)?,
         consuming: obj.boolean("consuming", path)?,
-        acting_parties: obj.strings("acting_parties", path)?,
+        acting_parties: obj.bounded_strings("acting_parties", path)?,
         interface_id: obj.optional_field("interface_id", path, template_id)?,
     })
 }
@@ -272,7 +272,7 @@ fn reference_path(path: &JsonPath, parent: Option<&str>, index: usize) -> JsonPa
 fn reassignment(json: &Json<'_>, path: &mut JsonPath) -> Result<Reassignment, PathError> {
     let obj = StrictObject::new(json, &REASSIGNMENT, path)?;
     Ok(Reassignment {
-        update_id: obj.id("update_id", path)?.into(),
+        update_id: obj.bounded_id("update_id", path)?.into(),
         offset: obj.id("offset", path)?.into(),
         record_time: obj.timestamp("record_time", path)?,
         event: obj.field("event", path, reassignment_event)?,
@@ -286,11 +286,11 @@ fn reassignment_event(json: &Json<'_>, path: &mut JsonPath) -> Result<Reassignme
         (true, false) => {
             let obj = StrictObject::new(json, &ASSIGNMENT, path)?;
             Ok(ReassignmentEvent::Assignment(Assignment {
-                submitter: obj.id("submitter", path)?.into(),
-                source_synchronizer: obj.id("source_synchronizer", path)?.into(),
-                target_synchronizer: obj.id("target_synchronizer", path)?.into(),
+                submitter: obj.bounded_id("submitter", path)?.into(),
+                source_synchronizer: obj.bounded_id("source_synchronizer", path)?.into(),
+                target_synchronizer: obj.bounded_id("target_synchronizer", path)?.into(),
                 migration_id: obj.int64("migration_id", path)?,
-                unassign_id: obj.id("unassign_id", path)?.into(),
+                unassign_id: obj.bounded_id("unassign_id", path)?.into(),
                 created_event: obj.field("created_event", path, created_event)?,
                 reassignment_counter: obj.int64("reassignment_counter", path)?,
             }))
@@ -298,13 +298,13 @@ fn reassignment_event(json: &Json<'_>, path: &mut JsonPath) -> Result<Reassignme
         (false, true) => {
             let obj = StrictObject::new(json, &UNASSIGNMENT, path)?;
             Ok(ReassignmentEvent::Unassignment(Unassignment {
-                submitter: obj.id("submitter", path)?.into(),
-                source_synchronizer: obj.id("source_synchronizer", path)?.into(),
+                submitter: obj.bounded_id("submitter", path)?.into(),
+                source_synchronizer: obj.bounded_id("source_synchronizer", path)?.into(),
                 migration_id: obj.int64("migration_id", path)?,
-                target_synchronizer: obj.id("target_synchronizer", path)?.into(),
-                unassign_id: obj.id("unassign_id", path)?.into(),
+                target_synchronizer: obj.bounded_id("target_synchronizer", path)?.into(),
+                unassign_id: obj.bounded_id("unassign_id", path)?.into(),
                 reassignment_counter: obj.int64("reassignment_counter", path)?,
-                contract_id: obj.id("contract_id", path)?.into(),
+                contract_id: obj.bounded_id("contract_id", path)?.into(),
             }))
         }
         (true, true) => Err(path.error(
@@ -726,6 +726,65 @@ mod tests {
             error(json!({"update_id": "u1"})),
             "an update needs events_by_id (a transaction) or event (a reassignment)"
         );
+    }
+
+    /// A transaction whose update id is `id` (its event ids follow it).
+    fn transaction_with_id(id: &str) -> Json {
+        let text = fixtures::transaction().to_string().replace("\"u1", &alloc::format!("\"{id}"));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn every_id_over_512_bytes_is_refused_naming_its_field() {
+        let long = json!("x".repeat(513));
+        let too_long = "is 513 bytes long; ids are at most 512 bytes";
+        let transaction: Vec<(&str, &str)> = vec![
+            ("/synchronizer_id", "synchronizer_id"),
+            ("/events_by_id/u1:3/contract_id", "events_by_id[\"u1:3\"].contract_id"),
+            ("/events_by_id/u1:0/contract_id", "events_by_id[\"u1:0\"].contract_id"),
+            ("/events_by_id/u1:3/signatories/0", "events_by_id[\"u1:3\"].signatories[0]"),
+            ("/events_by_id/u1:3/observers/0", "events_by_id[\"u1:3\"].observers[0]"),
+            ("/events_by_id/u1:2/acting_parties/1", "events_by_id[\"u1:2\"].acting_parties[1]"),
+        ];
+        for (pointer, field) in transaction {
+            let got = error(edit(fixtures::transaction(), pointer, Some(long.clone())));
+            assert_eq!(got, alloc::format!("{field}: {too_long}"), "{pointer}");
+        }
+        let got = error(transaction_with_id(&"u".repeat(513)));
+        assert_eq!(got, alloc::format!("update_id: {too_long}"));
+        let reassignment: Vec<(Json, &str, &str)> = vec![
+            (fixtures::assignment(), "/update_id", "update_id"),
+            (fixtures::assignment(), "/event/submitter", "event.submitter"),
+            (fixtures::assignment(), "/event/source_synchronizer", "event.source_synchronizer"),
+            (fixtures::assignment(), "/event/target_synchronizer", "event.target_synchronizer"),
+            (fixtures::assignment(), "/event/unassign_id", "event.unassign_id"),
+            (fixtures::assignment(), "/event/created_event/contract_id", "event.created_event.contract_id"),
+            (fixtures::unassignment(), "/event/contract_id", "event.contract_id"),
+            (fixtures::unassignment(), "/event/source_synchronizer", "event.source_synchronizer"),
+            (fixtures::unassignment(), "/event/target_synchronizer", "event.target_synchronizer"),
+            (fixtures::unassignment(), "/event/submitter", "event.submitter"),
+            (fixtures::unassignment(), "/event/unassign_id", "event.unassign_id"),
+        ];
+        for (base, pointer, field) in reassignment {
+            let got = error(edit(base, pointer, Some(long.clone())));
+            assert_eq!(got, alloc::format!("{field}: {too_long}"), "{pointer}");
+        }
+    }
+
+    #[test]
+    fn ids_of_512_bytes_are_taken_by_both_parsers() {
+        let id = "x".repeat(512);
+        let mut tx = transaction_with_id(&"u".repeat(512));
+        for pointer in ["/synchronizer_id", "/events_by_id/u1:3/contract_id", "/events_by_id/u1:3/observers/0"] {
+            let pointer = pointer.replace("u1", &"u".repeat(512));
+            tx = edit(tx, &pointer, Some(json!(id)));
+        }
+        let line = serde_json::to_vec(&json!({ "update": tx })).unwrap();
+        // parse_both checks that the fast path, when it takes a line, agrees.
+        assert!(super::super::fast::update_line(&line).is_some());
+        let update = fixtures::parse_both(&tx).unwrap();
+        assert_eq!(update.id().len(), 512);
+        assert_eq!(update.synchronizer_id(), id);
     }
 
     proptest::proptest! {

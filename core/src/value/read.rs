@@ -31,13 +31,25 @@ pub fn string<'j>(json: &'j Json<'_>, path: &JsonPath) -> Result<&'j str, PathEr
     json.as_str().ok_or_else(|| path.error(format!("expected a string, found {}", describe(json))))
 }
 
-/// `json` as a non-empty string (an id).
+/// `json` as a non-empty string (a name, or an id without a length limit such as an
+/// event id).
 pub fn id<'j>(json: &'j Json<'_>, path: &JsonPath) -> Result<&'j str, PathError> {
     let text = string(json, path)?;
     if text.is_empty() {
         return Err(path.error("must not be empty"));
     }
     Ok(text)
+}
+
+/// `json` as an id of one of the bounded kinds ([`crate::ids`]: update, contract,
+/// party, synchronizer, participant, user ids): non-empty and at most
+/// [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes.
+pub fn bounded_id<'j>(json: &'j Json<'_>, path: &JsonPath) -> Result<&'j str, PathError> {
+    let text = id(json, path)?;
+    match crate::ids::length_problem(text) {
+        Some(problem) => Err(path.error(problem)),
+        None => Ok(text),
+    }
 }
 
 /// `json` as a JSON integer within the int64 range.
@@ -74,13 +86,33 @@ pub fn timestamp(json: &Json<'_>, path: &JsonPath) -> Result<Timestamp, PathErro
     Timestamp::parse(string(json, path)?).map_err(|e| path.error(format!("{e}")))
 }
 
-/// `json` as an array of strings (such as party ids).
+/// `json` as an array of strings (such as event ids).
 pub fn strings(json: &Json<'_>, path: &mut JsonPath) -> Result<Vec<String>, PathError> {
+    strings_of(json, path, |_, _| Ok(()))
+}
+
+/// `json` as an array of strings each at most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES)
+/// bytes long (such as party ids; empty ones are left to the caller).
+pub fn bounded_strings(json: &Json<'_>, path: &mut JsonPath) -> Result<Vec<String>, PathError> {
+    strings_of(json, path, |text, p| match crate::ids::length_problem(text) {
+        Some(problem) => Err(p.error(problem)),
+        None => Ok(()),
+    })
+}
+
+/// The strings of array `json`, each passed to `check` with its path first.
+fn strings_of(
+    json: &Json<'_>,
+    path: &mut JsonPath,
+    check: impl Fn(&str, &JsonPath) -> Result<(), PathError>,
+) -> Result<Vec<String>, PathError> {
     let items = array(json, path)?;
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         path.with(Segment::Index(i), |p| {
-            out.push(String::from(string(item, p)?));
+            let text = string(item, p)?;
+            check(text, p)?;
+            out.push(String::from(text));
             Ok(())
         })?;
     }
@@ -167,6 +199,11 @@ impl<'a> StrictObject<'a> {
         self.field(name, path, |j, p| id(j, p))
     }
 
+    /// A required id field of a bounded kind ([`bounded_id`]).
+    pub fn bounded_id(&self, name: &'static str, path: &mut JsonPath) -> Result<&'a str, PathError> {
+        self.field(name, path, |j, p| bounded_id(j, p))
+    }
+
     /// A required int64 field (a JSON integer).
     pub fn int64(&self, name: &'static str, path: &mut JsonPath) -> Result<i64, PathError> {
         self.field(name, path, |j, p| int64(j, p))
@@ -185,6 +222,11 @@ impl<'a> StrictObject<'a> {
     /// A required array-of-strings field.
     pub fn strings(&self, name: &'static str, path: &mut JsonPath) -> Result<Vec<String>, PathError> {
         self.field(name, path, strings)
+    }
+
+    /// A required array of bounded ids ([`bounded_strings`]).
+    pub fn bounded_strings(&self, name: &'static str, path: &mut JsonPath) -> Result<Vec<String>, PathError> {
+        self.field(name, path, bounded_strings)
     }
 }
 

@@ -43,6 +43,7 @@ use serde_json::Value as Json;
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::ids;
 use crate::time::Timestamp;
 
 type Es256Key = <Es256 as Algorithm>::VerifyingKey;
@@ -319,7 +320,10 @@ fn check_claims(claims: &Claims<WalletClaims>, config: &Config, now: Timestamp) 
         }
     }
     match &claims.custom.sub {
-        Some(Json::String(sub)) if !sub.is_empty() => Ok(Subject(sub.to_string())),
+        Some(Json::String(sub)) if !sub.is_empty() => match ids::length_problem(sub) {
+            Some(problem) => Err(unauthorized(format!("the token's subject (sub) {problem}"))),
+            None => Ok(Subject(sub.to_string())),
+        },
         Some(Json::String(_)) | None => Err(unauthorized("the token has no subject; sub must name the wallet user")),
         Some(_) => Err(unauthorized("the token's sub must be a string")),
     }

@@ -375,3 +375,17 @@ fn the_key_set_refuses_private_weak_and_unreadable_keys() {
     assert!(KeySet::parse("{}").is_err());
     assert!(KeySet::parse("nope").is_err());
 }
+
+#[test]
+fn a_subject_over_512_bytes_is_refused_naming_sub() {
+    let config = config_with(&[]);
+    let sign = |sub: &str| {
+        token_with(&header("HS256", None), &json!({"sub": sub, "exp": FAR_FUTURE}), hs256(SECRET.as_bytes()))
+    };
+    assert_refused(
+        &sign(&"u".repeat(513)),
+        &config,
+        "the token's subject (sub) is 513 bytes long; ids are at most 512 bytes",
+    );
+    assert_eq!(verify(&sign(&"u".repeat(512)), &config), Ok(Subject("u".repeat(512))));
+}

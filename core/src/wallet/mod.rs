@@ -74,6 +74,7 @@ use request::BuyTrafficBody;
 use crate::admin;
 use crate::error::Error;
 use crate::http::{self, Request, Response};
+use crate::ids;
 use crate::keys::{self, Key};
 use crate::ledger::contracts::{self, ContractRecord, Creation};
 use crate::names::TemplateNames;
@@ -247,8 +248,7 @@ pub async fn status<S: Store>(
     store: &S,
 ) -> Result<Response, Error> {
     let user_id = subject(request, env)?;
-    let tracking_id = http::percent_decode(tracking_id)
-        .ok_or_else(|| Error::BadRequest("tracking_id in the path is not valid percent-encoding".into()))?;
+    let tracking_id = ids::path_id(tracking_id, "tracking_id")?;
     let key = record_key(&user_id, &tracking_id);
     let mut found = store.get_many(&[&network::wallet_user_key(&user_id), &key]).await?.into_iter();
     let party = found.next().flatten();

@@ -2,10 +2,12 @@
 //!
 //! [`BuyTrafficBody::parse`] reads the five required fields (in the spec's order, the
 //! first one missing or of the wrong JSON type is the 400; other fields are ignored).
-//! [`BuyTrafficBody::check`] applies DESIGN section 7's rules that need no store, in
-//! its order: amounts > 0, `expires_at` > 0 (and within years 1 to 9999, so that it
-//! renders as a ledger timestamp), ids non-empty. Whether the synchronizer is known and
-//! the party hosted once is the endpoint's business ([`super`]).
+//! [`BuyTrafficBody::check`] applies the rules that need no store, in this order:
+//! amounts > 0, `expires_at` > 0 (and within years 1 to 9999, so that it renders as a
+//! ledger timestamp), then each id (`receiving_validator_party_id`, `domain_id`,
+//! `tracking_id`, in that order) non-empty and at most
+//! [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes. Whether the synchronizer is known
+//! and the party hosted once is the endpoint's business ([`super`]).
 
 use alloc::format;
 use alloc::string::String;
@@ -13,6 +15,7 @@ use alloc::string::String;
 use crate::json::Json;
 
 use crate::error::Error;
+use crate::ids;
 use crate::time::Timestamp;
 use crate::value::path::{JsonPath, Segment};
 use crate::value::read;
@@ -71,7 +74,7 @@ impl BuyTrafficBody {
         })
     }
 
-    /// The rules that need no store, in DESIGN's order; returns the expiry.
+    /// The rules that need no store, in the module's order; returns the expiry.
     pub fn check(&self) -> Result<Timestamp, Error> {
         if self.traffic_amount <= 0 {
             return Err(bad(format!("traffic_amount must be greater than 0, not {}", self.traffic_amount)));
@@ -96,6 +99,7 @@ impl BuyTrafficBody {
             if value.is_empty() {
                 return Err(bad(format!("{name} must not be empty")));
             }
+            ids::check_id(name, value)?;
         }
         Ok(expires_at)
     }
@@ -196,5 +200,23 @@ mod tests {
             .starts_with("domain_id")
         );
         assert!(with(|b| b.tracking_id.clear()).starts_with("tracking_id"));
+        assert!(
+            with(|b| {
+                b.domain_id = "d".repeat(513);
+                b.tracking_id = "t".repeat(513)
+            })
+            .starts_with("domain_id is 513 bytes long")
+        );
+    }
+
+    #[test]
+    fn a_tracking_id_over_512_bytes_is_refused_naming_the_field() {
+        let mut body = BuyTrafficBody::parse(GOOD.as_bytes()).unwrap();
+        body.tracking_id = "t".repeat(900_000);
+        assert_eq!(message(body.check()), "tracking_id is 900000 bytes long; ids are at most 512 bytes");
+        body.tracking_id = "t".repeat(512);
+        assert!(body.check().is_ok());
+        body.receiving_validator_party_id = "p".repeat(513);
+        assert_eq!(message(body.check()), "receiving_validator_party_id is 513 bytes long; ids are at most 512 bytes");
     }
 }
