@@ -110,7 +110,10 @@ pub struct Response {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: Vec<u8>,
-    /// For a 5xx: what went wrong, for the operator's log. Never sent to the client.
+    /// Lines for the operator's log, never sent to the client: for a 5xx, what went
+    /// wrong; for a successful response, what the request passed over that the
+    /// operator should look into, such as the records a job or a list skipped because
+    /// it could not read them (one line each). Hosts log it whatever the status.
     pub log: Option<String>,
 }
 

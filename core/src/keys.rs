@@ -31,6 +31,7 @@
 //! | `Z` | `Z` status (expires_at) user_id tracking_id | the request's `X` key | wallet submissions, ingest outcomes, the tick |
 //! | `0xff` | scratch | | the storage check ([`crate::admin::SCRATCH_PREFIX`]) |
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 /// The ingest generation.
@@ -138,6 +139,24 @@ impl Key {
     }
 }
 
+/// The string component [`Key::str`] encoded at the start of `bytes`, and the bytes
+/// after it; `None` when they do not start with one.
+pub fn decode_str(bytes: &[u8]) -> Option<(String, &[u8])> {
+    let mut out = Vec::with_capacity(bytes.len().min(64));
+    let mut rest = bytes;
+    loop {
+        let zero = rest.iter().position(|b| *b == 0)?;
+        let (run, tail) = rest.split_at(zero);
+        out.extend_from_slice(run);
+        match tail.get(1)? {
+            0x01 => return Some((String::from_utf8(out).ok()?, tail.get(2..)?)),
+            0xff => out.push(0),
+            _ => return None,
+        }
+        rest = tail.get(2..)?;
+    }
+}
+
 /// The signed integer encoded by [`Key::i64`] at `bytes[at..at + 8]`.
 pub fn decode_i64(bytes: &[u8], at: usize) -> Option<i64> {
     let raw: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
@@ -164,6 +183,18 @@ mod tests {
     fn zero_bytes_in_strings_are_escaped() {
         assert_eq!(Key::new(b'X').str("\0a\0\0b\0").into_bytes(), b"X\0\xffa\0\xff\0\xffb\0\xff\0\x01");
         assert_eq!(Key::new(b'X').str("").into_bytes(), b"X\0\x01");
+    }
+
+    #[test]
+    fn string_components_decode_back() {
+        let key = Key::new(b'X').str("a\0b").str("").str("tail").into_bytes();
+        let (first, rest) = decode_str(&key[1..]).unwrap();
+        assert_eq!(first, "a\0b");
+        let (second, rest) = decode_str(rest).unwrap();
+        assert_eq!(second, "");
+        assert_eq!(decode_str(rest), Some((String::from("tail"), &[][..])));
+        assert_eq!(decode_str(b"no terminator"), None);
+        assert_eq!(decode_str(b"bad\0\x02"), None);
     }
 
     #[test]

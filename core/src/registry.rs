@@ -319,28 +319,11 @@ async fn active_ids<S: Store>(store: &S, qualified_name: &str) -> Result<Vec<Str
         .iter()
         .map(|(key, _)| {
             key.get(prefix.len()..)
-                .and_then(decode_str)
+                .and_then(crate::keys::decode_str)
+                .map(|(id, _)| id)
                 .ok_or_else(|| Error::Internal(format!("unreadable template index key under {qualified_name}")))
         })
         .collect()
-}
-
-/// The string component at the start of `bytes`, as [`crate::keys::Key::str`] encodes it.
-fn decode_str(bytes: &[u8]) -> Option<String> {
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut iter = bytes.iter();
-    while let Some(&b) = iter.next() {
-        if b == 0 {
-            match iter.next()? {
-                0x01 => return String::from_utf8(out).ok(),
-                0xff => out.push(0),
-                _ => return None,
-            }
-        } else {
-            out.push(b);
-        }
-    }
-    None
 }
 
 /// The singleton among `contracts`: latest creation, then highest contract id.
@@ -441,13 +424,14 @@ mod tests {
 
     #[test]
     fn template_index_keys_decode_back_to_contract_ids() {
+        let decode = |bytes: &[u8]| crate::keys::decode_str(bytes).map(|(id, _)| id);
         for id in ["00ab", "", "a\0b", "ü::1220"] {
             let prefix = contracts::template_prefix("M:E");
             let key = contracts::template_key("M:E", id);
-            assert_eq!(decode_str(&key[prefix.len()..]).as_deref(), Some(id));
+            assert_eq!(decode(&key[prefix.len()..]).as_deref(), Some(id));
         }
-        assert_eq!(decode_str(b"abc"), None);
-        assert_eq!(decode_str(&[b'a', 0, 7]), None);
+        assert_eq!(decode(b"abc"), None);
+        assert_eq!(decode(&[b'a', 0, 7]), None);
     }
 
     fn created(update_id: &str, cid: &str, template: &str, created_at: &str, fields: Json) -> Json {

@@ -89,7 +89,12 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::BuyTrafficStatus { tracking_id } => wallet::status(request, tracking_id, env, store).await,
         Route::AdminTick => {
             admin::authorize(request, env.config)?;
-            Ok(Response::ok(&wallet::tick(env, store).await?))
+            let report = wallet::tick(env, store).await?;
+            let mut response = Response::ok(&report);
+            if !report.skipped.is_empty() {
+                response.log = Some(report.skipped.join("\n"));
+            }
+            Ok(response)
         }
         Route::AdminBuyTrafficRequests => {
             admin::authorize(request, env.config)?;

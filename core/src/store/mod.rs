@@ -181,6 +181,14 @@ pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// The smallest key greater than `key`: where a scan that read up to `key` goes on.
+pub fn key_after(key: &[u8]) -> Vec<u8> {
+    let mut next = Vec::with_capacity(key.len() + 1);
+    next.extend_from_slice(key);
+    next.push(0);
+    next
+}
+
 /// The key a backend must name when `batch` failed a precondition, given which keys
 /// were present before the batch. For backends that learn only *that* a batch failed
 /// (D1 rolls the whole batch back on a constraint violation): replays the batch's
@@ -278,6 +286,17 @@ mod tests {
         let mut batch = WriteBatch::new();
         batch.delete_range(b"a".to_vec(), None).put_if_absent(b"x".to_vec(), b"".to_vec());
         assert_eq!(first_failed_precondition(&batch, |_| true), None);
+    }
+
+    #[test]
+    fn the_key_after_a_key_is_the_next_one_in_order() {
+        let after = key_after(b"ab");
+        assert!(after.as_slice() > b"ab".as_slice());
+        assert!(after.as_slice() < b"ab\x00\x00".as_slice());
+        let scan = Scan { start: after, end: None, limit: 10, reverse: false };
+        assert!(!scan.contains(b"ab"));
+        assert!(scan.contains(b"ab\x00\x00"));
+        assert!(scan.contains(b"ac"));
     }
 
     #[test]

@@ -34,11 +34,13 @@
 //! An earlier request that the ledger rejected or that expired keeps its tracking id:
 //! the client uses a fresh one for a new purchase (rule 2).
 //!
-//! **Validation** ([`request`]), each a 400 naming the field, in DESIGN's order:
-//! `traffic_amount` > 0, `expires_at` > 0, ids non-empty, `domain_id` a synchronizer the
-//! node knows (`S`), the receiving party hosted on exactly one participant there (`P`;
-//! none or several: 400). An `expires_at` in the past is accepted; the next tick
-//! expires the request.
+//! **Validation** ([`request`]), each a 400 naming the field, in this order:
+//! `traffic_amount` > 0, `expires_at` > 0, ids non-empty and at most
+//! [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes, `domain_id` a synchronizer the node
+//! knows (`S`), the receiving party hosted on exactly one participant there (`P`; none
+//! or several: 400). An `expires_at` in the past is accepted; the next tick expires the
+//! request. The user id is bounded the same way: a token whose subject is longer is a
+//! 401 ([`jwt`]), and a tracking id in the status path is measured after decoding.
 //!
 //! **Outcome** ([`outcome`]): the ledger completes, rejects or expires the request at
 //! ingest; the node's tick expires created requests whose `expires_at` passed. The
@@ -50,13 +52,21 @@
 //! |---|---|---|
 //! | submit | 1 get (`W`), 1 get_many (`S`, `P`); on a lost race 1 more get (`X`) | 1 batch |
 //! | status | 1 get_many (`W`, `X`) | none |
-//! | admin list | 1 scan (at most [`LIST_LIMIT`]) of `X`, or of `Z` of one status then 1 get_many | none |
-//! | tick | per batch of up to [`outcome::TICK_BATCH`]: 1 generation scan, 1 scan of `Z`, 1 get_many | 1 batch |
+//! | admin list | per page of up to [`LIST_PAGE`], at most [`LIST_LIMIT`] in all: 1 scan of `X`, or 1 scan of `Z` of one status and 1 get_many | none |
+//! | tick | per page of up to [`outcome::TICK_PAGE`], at most [`outcome::TICK_ROUNDS`] pages: 1 generation scan, 1 scan of `Z`, 1 get_many | 1 batch per page with expiries |
 //! | ingest | `Y` of every outcome choice, prefetched with the batch; 1 get per request found | in the batch |
 //!
 //! The admin list answers at most [`LIST_LIMIT`] requests: created ones by expiry,
 //! soonest first; the others by user and tracking id. The validator's automation works
 //! through the created ones, which leave the list as they complete.
+//!
+//! **Jobs that read many records** (the tick and the admin list) read them in pages of
+//! bounded size, one store call each, never all at once. A record they cannot read
+//! (missing, unparsable, or holding an id over the limit because an earlier build
+//! recorded it) is skipped: the job leaves it untouched, goes on with the others, and
+//! names it in one short line for the operator's log ([`TickReport::skipped`]; the
+//! response's [`log`](Response::log) of the tick and of the list). One bad record never
+//! fails the whole job.
 
 pub mod jwt;
 pub mod outcome;
@@ -80,11 +90,13 @@ use crate::ledger::contracts::{self, ContractRecord, Creation};
 use crate::names::TemplateNames;
 use crate::network;
 use crate::service::Env;
-use crate::store::{Scan, Store, WriteBatch, WriteError};
+use crate::store::{Entry, Scan, Store, WriteBatch, WriteError, key_after};
 use crate::time::Timestamp;
 
 /// Most requests the admin list answers.
 pub const LIST_LIMIT: u32 = 1000;
+/// Entries the admin list reads per store call.
+pub const LIST_PAGE: u32 = 100;
 
 /// The package id of request contracts the node records itself (the node matches
 /// templates by qualified name and ignores package ids).
@@ -144,11 +156,13 @@ pub async fn submit<S: Store>(request: &Request, body: &[u8], env: &Env<'_>, sto
     let key = record.key();
     let names = TemplateNames::new(&env.config.names);
     let contract = contract_record(&record, &user.party_id, expires_at, env.now, &names);
+    let contract = serde_json::to_vec(&contract)
+        .map_err(|e| Error::Internal(format!("serializing request contract {contract_id}: {e}")))?;
     let mut batch = WriteBatch::new();
     batch
-        .put_if_absent(key.clone(), record.to_bytes())
+        .put_if_absent(key.clone(), record.to_bytes()?)
         .put_if_absent(contract_index_key(&contract_id), key.clone())
-        .put_if_absent(contracts::contract_key(&contract_id), serde_json::to_vec(&contract).unwrap_or_default())
+        .put_if_absent(contracts::contract_key(&contract_id), contract)
         .put(contracts::template_key(&names.buy_traffic_request, &contract_id), Vec::new())
         .put(record.index_key(), key.clone());
     match store.write(&batch).await {
@@ -260,7 +274,9 @@ pub async fn status<S: Store>(
 }
 
 /// `GET /v0/admin/wallet/buy-traffic-requests[?status=created|completed|failed]`; the
-/// caller checked the admin token.
+/// caller checked the admin token. Reads at most [`LIST_LIMIT`] entries, [`LIST_PAGE`]
+/// a store call; a record it cannot read is left out of the answer and named in the
+/// response's [`log`](Response::log).
 pub async fn list<S: Store>(query: &str, store: &S) -> Result<Response, Error> {
     let status = match http::query_param(query, "status") {
         None => None,
@@ -269,25 +285,58 @@ pub async fn list<S: Store>(query: &str, store: &S) -> Result<Response, Error> {
         })?),
         Some(Err(())) => return Err(Error::BadRequest("status is not valid percent-encoding".into())),
     };
-    let records: Vec<Vec<u8>> = match status {
-        None => {
-            let prefix = Key::new(keys::WALLET_REQUEST).into_bytes();
-            store.scan(&Scan::prefix(&prefix, LIST_LIMIT)).await?.into_iter().map(|(_, value)| value).collect()
-        }
-        Some(status) => {
-            let index = store.scan(&Scan::prefix(&status.index_prefix(), LIST_LIMIT)).await?;
-            let keys: Vec<&[u8]> = index.iter().map(|(_, key)| key.as_slice()).collect();
-            store.get_many(&keys).await?.into_iter().flatten().collect()
-        }
+    let prefix = match status {
+        None => Key::new(keys::WALLET_REQUEST).into_bytes(),
+        Some(status) => status.index_prefix(),
     };
-    let mut requests = Vec::with_capacity(records.len());
-    for bytes in records {
-        let record = BuyTrafficRecord::from_bytes(&bytes)?;
-        if status.is_none_or(|s| s == record.state.status()) {
-            requests.push(record.list_item());
+    let mut scan = Scan::prefix(&prefix, LIST_PAGE);
+    let mut requests = Vec::new();
+    let mut skipped = Vec::new();
+    let mut read = 0;
+    while read < LIST_LIMIT {
+        scan.limit = LIST_PAGE.min(LIST_LIMIT - read);
+        let page = store.scan(&scan).await?;
+        // A page holds at most `scan.limit` entries, a u32.
+        read += u32::try_from(page.len()).unwrap_or(u32::MAX);
+        let full = page.len() >= scan.limit as usize;
+        if let Some((last, _)) = page.last() {
+            scan.start = key_after(last);
+        }
+        for (key, bytes) in stored_records(store, status, page).await? {
+            match BuyTrafficRecord::from_stored(&key, bytes.as_deref()) {
+                Ok(record) if status.is_none_or(|s| s == record.state.status()) => requests.push(record.list_item()),
+                Ok(_) => {}
+                Err(line) => skipped.push(line),
+            }
+        }
+        if !full {
+            break;
         }
     }
-    Ok(Response::ok(&serde_json::json!({ "requests": requests })))
+    let mut response = Response::ok(&serde_json::json!({ "requests": requests }));
+    if !skipped.is_empty() {
+        response.log = Some(skipped.join("\n"));
+    }
+    Ok(response)
+}
+
+/// The records of a page of the admin list, with their `X` keys: the page itself when
+/// it is a scan of the records, else the records its index entries name (one
+/// `get_many`).
+async fn stored_records<S: Store>(
+    store: &S,
+    status: Option<Status>,
+    page: Vec<Entry>,
+) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, Error> {
+    if status.is_none() {
+        return Ok(page.into_iter().map(|(key, value)| (key, Some(value))).collect());
+    }
+    if page.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<&[u8]> = page.iter().map(|(_, key)| key.as_slice()).collect();
+    let values = store.get_many(&keys).await?;
+    Ok(page.into_iter().map(|(_, key)| key).zip(values).collect())
 }
 
 #[cfg(test)]

@@ -11,12 +11,20 @@
 //! itself is one more read per outcome found.
 //!
 //! **The node** ([`tick`]): every created request whose `expires_at` is before now
-//! becomes expired. One range scan of the created index finds them (at most
-//! [`TICK_BATCH`] per write), one `get_many` reads them, and one write batch records
-//! them, guarded by the ingest generation like an ingest batch: if an ingest committed
-//! in between (it may have brought the ledger's outcome of one of them), the tick's
-//! batch is refused and prepared again on the new state. So the node's expiry never
-//! overwrites the ledger's word, and the ledger's word always overwrites the node's.
+//! becomes expired. The tick pages through the due part of the created index in key
+//! order, [`TICK_PAGE`] entries a page and at most [`TICK_ROUNDS`] pages a tick (what
+//! is left waits for the next tick): per page, one range scan finds the entries, one
+//! `get_many` reads their records, and one write batch records the expiries, guarded
+//! by the ingest generation like an ingest batch: if an ingest committed in between (it
+//! may have brought the ledger's outcome of one of them), the page's batch is refused
+//! and the page prepared again on the new state. So the node's expiry never overwrites
+//! the ledger's word, and the ledger's word always overwrites the node's.
+//!
+//! A record the tick cannot use (missing, unparsable, or with an id over the limit:
+//! [`BuyTrafficRecord::from_stored`]) is left as it is and reported in
+//! [`TickReport::skipped`], one line each, and the tick goes on with the others. Each
+//! page moves a cursor past its last entry, so a skipped entry is read once a tick and
+//! never holds up the entries after it.
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -29,7 +37,7 @@ use crate::error::Error;
 use crate::ingest;
 use crate::ledger::stage::Stage;
 use crate::service::Env;
-use crate::store::{Scan, Store, WriteError};
+use crate::store::{Scan, Store, WriteError, key_after};
 use crate::update::{Event, Update};
 use crate::value::{Encoding, Value};
 
@@ -40,10 +48,10 @@ pub const CANCEL: &str = "BuyTrafficRequest_Cancel";
 /// The choice that expires a request.
 pub const EXPIRE: &str = "BuyTrafficRequest_Expire";
 
-/// Requests the tick expires per write batch.
-pub const TICK_BATCH: u32 = 256;
-/// Write batches per tick; what is left is expired at the next tick.
-const TICK_ROUNDS: usize = 64;
+/// Entries of the created index the tick reads per page (and expires per write batch).
+pub const TICK_PAGE: u32 = 64;
+/// Pages per tick, so at most 4096 entries; what is left is expired at the next tick.
+pub const TICK_ROUNDS: usize = 64;
 /// Attempts per batch when ingests keep committing in between.
 const ATTEMPTS: usize = 5;
 
@@ -106,62 +114,85 @@ pub async fn apply_exercise_event<S: Store>(
     stage.delete(record.index_key());
     record.state = state;
     stage.put(record.index_key(), record_key.clone());
-    stage.put(record_key, record.to_bytes());
+    stage.put(record_key, record.to_bytes()?);
     Ok(())
 }
 
-/// What the scheduled jobs did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+/// What the scheduled jobs did. Serialized (the body of `POST /v0/admin/tick`, and of
+/// the component's `tick`), it is `{"expired_requests": n}`: the skipped records are
+/// for the operator's log, not for the caller.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct TickReport {
     /// Created requests whose expiry passed, now expired.
     pub expired_requests: u64,
+    /// One line for the operator's log per record the jobs skipped because they could
+    /// not read it, naming it briefly and saying why.
+    #[serde(skip)]
+    pub skipped: Vec<String>,
 }
 
-/// Expires every created request whose `expires_at` is before `env.now`.
+/// Expires every created request whose `expires_at` is before `env.now`, page by page
+/// (see the module docs), skipping the records it cannot read.
 pub async fn tick<S: Store>(env: &Env<'_>, store: &S) -> Result<TickReport, Error> {
     let mut report = TickReport::default();
-    let scan = Scan {
+    let mut scan = Scan {
         start: Status::Created.index_prefix(),
         end: Some(created_before(env.now.micros())),
-        limit: TICK_BATCH,
+        limit: TICK_PAGE,
         reverse: false,
     };
     for _ in 0..TICK_ROUNDS {
-        let (expired, due) = expire_batch(store, &scan).await?;
-        report.expired_requests += expired;
-        if due < TICK_BATCH as usize {
-            break;
+        let page = expire_page(store, &scan).await?;
+        report.expired_requests += page.expired;
+        report.skipped.extend(page.skipped);
+        match page.last_key {
+            Some(last) if page.read >= TICK_PAGE as usize => scan.start = key_after(&last),
+            _ => break,
         }
     }
     Ok(report)
 }
 
-/// Expires one batch of due requests; returns how many it expired and how many were due.
-async fn expire_batch<S: Store>(store: &S, scan: &Scan) -> Result<(u64, usize), Error> {
+/// What expiring one page did.
+#[derive(Debug, Default)]
+struct Page {
+    /// Index entries read.
+    read: usize,
+    /// The last of them, where the next page starts after.
+    last_key: Option<Vec<u8>>,
+    /// Requests expired.
+    expired: u64,
+    /// Log lines of the records skipped.
+    skipped: Vec<String>,
+}
+
+/// Expires the due requests of one page, the entries `scan` finds.
+async fn expire_page<S: Store>(store: &S, scan: &Scan) -> Result<Page, Error> {
     for _ in 0..ATTEMPTS {
         let generation = ingest::current_generation(store).await?;
         let due = store.scan(scan).await?;
-        if due.is_empty() {
-            return Ok((0, 0));
-        }
         let keys: Vec<&[u8]> = due.iter().map(|(_, record_key)| record_key.as_slice()).collect();
-        let records = store.get_many(&keys).await?;
+        let records = if keys.is_empty() { Vec::new() } else { store.get_many(&keys).await? };
+        let mut page = Page { read: due.len(), last_key: due.last().map(|(key, _)| key.clone()), ..Page::default() };
         let mut stage = Stage::new(store);
-        let mut expired = 0;
         for ((index_key, record_key), bytes) in due.iter().zip(records) {
-            let Some(bytes) = bytes else {
-                // An index entry without its record: drop it.
-                stage.delete(index_key.clone());
-                continue;
+            let mut record = match BuyTrafficRecord::from_stored(record_key, bytes.as_deref()) {
+                Ok(record) => record,
+                Err(line) => {
+                    page.skipped.push(line);
+                    continue;
+                }
             };
-            let mut record = BuyTrafficRecord::from_bytes(&bytes)?;
             stage.delete(index_key.clone());
             if record.state == State::Created {
                 record.state = State::Expired { by_ledger: false };
                 stage.put(record.index_key(), record_key.clone());
-                stage.put(record_key.clone(), record.to_bytes());
-                expired += 1;
+                stage.put(record_key.clone(), record.to_bytes()?);
+                page.expired += 1;
             }
+        }
+        if stage.is_empty() {
+            return Ok(page);
         }
         let next = ingest::generation_key(generation.saturating_add(1));
         if generation > 0 {
@@ -169,10 +200,13 @@ async fn expire_batch<S: Store>(store: &S, scan: &Scan) -> Result<(u64, usize), 
         }
         stage.first().put_if_absent(next.clone(), Vec::new());
         match store.write(&stage.into_batch()).await {
-            Ok(()) => return Ok((expired, due.len())),
+            Ok(()) => return Ok(page),
             Err(WriteError::PreconditionFailed { key }) if key == next => continue,
             Err(e) => return Err(admin::write_failed(e)),
         }
     }
-    Err(Error::Conflict("ingest batches kept committing while the tick ran; nothing was expired; retry".into()))
+    Err(Error::Conflict(
+        "ingest batches kept committing while the tick ran; it stopped (requests it expired before stay expired); retry"
+            .into(),
+    ))
 }

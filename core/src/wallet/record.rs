@@ -11,13 +11,21 @@
 //! Exactly one `Z` entry exists per request: [`BuyTrafficRecord::index_key`] of its
 //! current state. The created entries sort by expiry, so the tick finds every request
 //! due in one range scan.
+//!
+//! The jobs that read many records (the tick, the admin list) read each through
+//! [`BuyTrafficRecord::from_stored`]: a record that is missing, does not parse, or holds
+//! an id over [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes (written before ids were
+//! bounded) is skipped, and the job reports one short line naming it for the operator's
+//! log instead of failing as a whole.
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::ids::{MAX_ID_BYTES, shown};
 use crate::keys::{self, Key};
 
 /// What became of a request.
@@ -148,15 +156,50 @@ impl BuyTrafficRecord {
         key.str(&self.user_id).str(&self.tracking_id).into_bytes()
     }
 
-    /// The JSON stored under [`BuyTrafficRecord::key`].
-    pub fn to_bytes(&self) -> Vec<u8> {
-        // A structure of strings and integers always serializes.
-        serde_json::to_vec(self).unwrap_or_default()
+    /// The JSON stored under [`BuyTrafficRecord::key`]. A structure of strings and
+    /// integers serializes; if it ever did not, this is an error rather than an empty
+    /// value.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+        serde_json::to_vec(self).map_err(|e| Error::Internal(format!("serializing a wallet request: {e}")))
     }
 
     /// Reads a stored record.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        serde_json::from_slice(bytes).map_err(|e| Error::Internal(alloc::format!("unreadable wallet request: {e}")))
+        serde_json::from_slice(bytes).map_err(|e| Error::Internal(format!("unreadable wallet request: {e}")))
+    }
+
+    /// Reads the record stored under `key` (`None`: nothing is), for a job that goes
+    /// through many: a record that is missing, does not parse or holds an id over the
+    /// limit is an error that is one short line for the operator's log, naming the
+    /// record by its key.
+    pub fn from_stored(key: &[u8], bytes: Option<&[u8]>) -> Result<Self, String> {
+        let problem = match bytes {
+            None => String::from("it is indexed but not recorded"),
+            Some(bytes) => match serde_json::from_slice::<BuyTrafficRecord>(bytes) {
+                Err(e) => format!("its record is unreadable ({})", brief(&format!("{e}"))),
+                Ok(record) => match record.ids_over_the_limit() {
+                    None => return Ok(record),
+                    Some(field) => {
+                        format!("its {field} is over {MAX_ID_BYTES} bytes (recorded before ids were bounded)")
+                    }
+                },
+            },
+        };
+        Err(format!("skipped the wallet request {}: {problem}", describe_key(key)))
+    }
+
+    /// The first of the record's ids that is longer than [`MAX_ID_BYTES`], by name.
+    fn ids_over_the_limit(&self) -> Option<&'static str> {
+        [
+            ("tracking_id", &self.tracking_id),
+            ("user_id", &self.user_id),
+            ("request_contract_id", &self.request_contract_id),
+            ("receiving_validator_party_id", &self.receiving_validator_party_id),
+            ("domain_id", &self.domain_id),
+        ]
+        .into_iter()
+        .find(|(_, id)| id.len() > MAX_ID_BYTES)
+        .map(|(name, _)| name)
     }
 
     /// The body of the status endpoint.
@@ -185,6 +228,28 @@ impl BuyTrafficRecord {
             "expires_at": self.expires_at,
             "status": self.state.status().as_str(),
         })
+    }
+}
+
+/// A record's `X` key as text for a log line: `of user "alice" with tracking_id "t-1"`,
+/// each id cut short when long; a key that does not decode so is described by its size.
+fn describe_key(key: &[u8]) -> String {
+    let decoded = key.strip_prefix(&[keys::WALLET_REQUEST]).and_then(|rest| {
+        let (user_id, rest) = keys::decode_str(rest)?;
+        let (tracking_id, rest) = keys::decode_str(rest)?;
+        rest.is_empty().then_some((user_id, tracking_id))
+    });
+    match decoded {
+        Some((user_id, tracking_id)) => format!("of user {} with tracking_id {}", shown(&user_id), shown(&tracking_id)),
+        None => format!("under an unreadable key ({} bytes)", key.len()),
+    }
+}
+
+/// `text` cut to its first 160 characters, for a log line.
+fn brief(text: &str) -> String {
+    match text.char_indices().nth(160) {
+        None => String::from(text),
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
     }
 }
 
@@ -232,7 +297,7 @@ mod tests {
             State::Expired { by_ledger: false },
         ] {
             let r = record(state);
-            assert_eq!(BuyTrafficRecord::from_bytes(&r.to_bytes()).unwrap(), r);
+            assert_eq!(BuyTrafficRecord::from_bytes(&r.to_bytes().unwrap()).unwrap(), r);
         }
     }
 
@@ -263,5 +328,41 @@ mod tests {
         let done = record(State::Completed { transaction_id: "x".into() });
         assert!(done.index_key().starts_with(&Status::Completed.index_prefix()));
         assert!(!done.index_key().starts_with(&Status::Created.index_prefix()));
+    }
+
+    #[test]
+    fn a_record_a_job_cannot_use_is_one_short_line_naming_it() {
+        let good = record(State::Created);
+        let key = good.key();
+        assert_eq!(BuyTrafficRecord::from_stored(&key, Some(&good.to_bytes().unwrap())), Ok(good.clone()));
+        assert_eq!(
+            BuyTrafficRecord::from_stored(&key, None),
+            Err(String::from(
+                "skipped the wallet request of user \"u\" with tracking_id \"t\": it is indexed but not recorded"
+            ))
+        );
+        let garbage = BuyTrafficRecord::from_stored(&key, Some(b"{not json")).unwrap_err();
+        assert!(
+            garbage.starts_with(
+                "skipped the wallet request of user \"u\" with tracking_id \"t\": its record is unreadable ("
+            ),
+            "{garbage}"
+        );
+        // A record from before ids were bounded: named briefly, not copied.
+        let mut huge = good.clone();
+        huge.tracking_id = "t".repeat(900_000);
+        let line = BuyTrafficRecord::from_stored(&huge.key(), Some(&huge.to_bytes().unwrap())).unwrap_err();
+        assert!(line.len() < 300, "{line}");
+        assert!(line.ends_with("its tracking_id is over 512 bytes (recorded before ids were bounded)"), "{line}");
+        assert!(line.contains("(900000 bytes)"), "{line}");
+        // A value that quotes a huge text in its parse error is cut too.
+        let mut wrong_type = String::from("{\"tracking_id\":1,\"user_id\":\"");
+        wrong_type.push_str(&"u".repeat(100_000));
+        let line = BuyTrafficRecord::from_stored(&key, Some(wrong_type.as_bytes())).unwrap_err();
+        assert!(line.len() < 400, "{line}");
+        assert_eq!(
+            BuyTrafficRecord::from_stored(b"X", None).unwrap_err(),
+            "skipped the wallet request under an unreadable key (1 bytes): it is indexed but not recorded"
+        );
     }
 }

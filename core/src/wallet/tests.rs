@@ -10,10 +10,12 @@ use serde_json::{Value as Json, json};
 
 use crate::config::{self, Config};
 use crate::exec::block_on;
-use crate::http::{Body, Method, Request};
+use crate::http::{Body, Method, Request, Response};
 use crate::service::{Env, handle};
 use crate::store::{Entry, MemoryStore, Scan, Store, StoreError, WriteBatch, WriteError};
 use crate::time::Timestamp;
+
+use super::record::{BuyTrafficRecord, State};
 
 const SECRET: &str = "wallet-test-secret";
 const ADMIN: &str = "admin-token";
@@ -61,6 +63,12 @@ impl<S: Store> Node<S> {
     }
 
     fn send(&self, method: Method, target: &str, auth: Option<&str>, body: Option<&Json>) -> (u16, Json) {
+        let response = self.respond(method, target, auth, body);
+        (response.status, serde_json::from_slice(&response.body).unwrap_or(Json::Null))
+    }
+
+    /// The whole response, log included.
+    fn respond(&self, method: Method, target: &str, auth: Option<&str>, body: Option<&Json>) -> Response {
         let mut request = Request::new(method, target);
         if let Some(token) = auth {
             request.headers.push(("authorization".into(), alloc::format!("Bearer {token}")));
@@ -72,8 +80,7 @@ impl<S: Store> Node<S> {
         let mut entropy = [0u8; 32];
         entropy[..8].copy_from_slice(&self.requests.get().to_le_bytes());
         let env = Env { now: Timestamp::from_micros(self.now.get()).unwrap(), entropy, config: &self.config };
-        let response = block_on(handle(&request, &env, &self.store));
-        (response.status, serde_json::from_slice(&response.body).unwrap_or(Json::Null))
+        block_on(handle(&request, &env, &self.store))
     }
 
     fn ingest(&self, records: &[Json]) -> (u16, Json) {
@@ -305,7 +312,7 @@ fn the_tick_expires_due_requests_and_the_ledger_still_wins_afterwards() {
 #[test]
 fn the_tick_expires_more_requests_than_fit_in_one_batch() {
     let node = Node::new();
-    let count = super::outcome::TICK_BATCH as usize + 3;
+    let count = super::outcome::TICK_PAGE as usize + 3;
     for i in 0..count {
         assert_eq!(node.submit("alice", &request_body(&alloc::format!("t-{i}"), 1_000 + i as i64)).0, 200);
     }
@@ -399,4 +406,230 @@ fn tracking_ids_with_reserved_characters_are_percent_decoded_in_the_status_path(
     assert_eq!(node.submit("alice", &request_body("a/b c", FAR_FUTURE)).0, 200);
     assert_eq!(node.status("alice", "a%2Fb%20c").1, json!({"status": "created"}));
     assert_eq!(node.status("alice", "%zz").0, 400);
+}
+
+/// A created request of `user` with `tracking_id`, due at `expires_at`.
+fn stored_request(user: &str, tracking_id: &str, expires_at: i64) -> BuyTrafficRecord {
+    BuyTrafficRecord {
+        tracking_id: tracking_id.into(),
+        user_id: user.into(),
+        request_contract_id: alloc::format!("00{user}{tracking_id}"),
+        receiving_validator_party_id: "validator::1".into(),
+        domain_id: "sync::1".into(),
+        traffic_amount: 1000,
+        expires_at,
+        created_at: 1,
+        state: State::Created,
+    }
+}
+
+/// Puts a request's record (as `value`) and its entry in the created index straight
+/// into the store, as an earlier build or a corrupted backend might have left them.
+fn put_raw(store: &MemoryStore, record: &BuyTrafficRecord, value: &[u8]) {
+    let mut batch = WriteBatch::new();
+    batch.put(record.key(), value.to_vec()).put(record.index_key(), record.key());
+    store.write_now(&batch).unwrap();
+}
+
+fn tick_report(node: &Node) -> super::TickReport {
+    let env = Env { now: Timestamp::from_micros(node.now.get()).unwrap(), entropy: [0; 32], config: &node.config };
+    block_on(super::tick(&env, &node.store)).unwrap()
+}
+
+#[test]
+fn tick_skips_an_unreadable_record_and_expires_the_others() {
+    let node = Node::new();
+    for tracking_id in ["a", "b", "c"] {
+        assert_eq!(node.submit("alice", &request_body(tracking_id, 1_000)).0, 200);
+    }
+    put_raw(&node.store, &stored_request("mallory", "corrupt", 500), b"{not json");
+    // The tick's answer is its count alone; the skipped record is in the log.
+    let response = node.respond(Method::Post, "/v0/admin/tick", Some(ADMIN), None);
+    assert_eq!(response.status, 200);
+    assert_eq!(serde_json::from_slice::<Json>(&response.body).unwrap(), json!({"expired_requests": 3}));
+    let log = response.log.unwrap();
+    assert!(
+        log.starts_with(
+            "skipped the wallet request of user \"mallory\" with tracking_id \"corrupt\": its record is unreadable"
+        ),
+        "{log}"
+    );
+    assert_eq!(log.lines().count(), 1);
+    for tracking_id in ["a", "b", "c"] {
+        assert_eq!(node.status("alice", tracking_id).1["status"], "failed");
+    }
+    // The record is left as it was, and skipped again by the next tick.
+    let report = tick_report(&node);
+    assert_eq!(report.expired_requests, 0);
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(serde_json::to_value(&report).unwrap(), json!({"expired_requests": 0}));
+    // The admin list answers without it, and names it in the log.
+    let response = node.respond(Method::Get, "/v0/admin/wallet/buy-traffic-requests", Some(ADMIN), None);
+    assert_eq!(response.status, 200);
+    let body: Json = serde_json::from_slice(&response.body).unwrap();
+    let listed: Vec<&str> =
+        body["requests"].as_array().unwrap().iter().map(|r| r["tracking_id"].as_str().unwrap()).collect();
+    assert_eq!(listed, ["a", "b", "c"]);
+    assert!(response.log.unwrap().contains("\"corrupt\": its record is unreadable"));
+    let response = node.respond(Method::Get, "/v0/admin/wallet/buy-traffic-requests?status=created", Some(ADMIN), None);
+    assert_eq!(
+        (response.status, serde_json::from_slice::<Json>(&response.body).unwrap()),
+        (200, json!({"requests": []}))
+    );
+    assert!(response.log.unwrap().contains("\"corrupt\""));
+    // Without anything skipped, there is no log.
+    assert_eq!(
+        node.respond(Method::Get, "/v0/admin/wallet/buy-traffic-requests?status=failed", Some(ADMIN), None).log,
+        None
+    );
+}
+
+#[test]
+fn an_index_entry_without_its_record_is_skipped_and_left_alone() {
+    let node = Node::new();
+    assert_eq!(node.submit("alice", &request_body("a", 1_000)).0, 200);
+    let orphan = stored_request("bob", "gone", 500);
+    node.store.write_now(WriteBatch::new().put(orphan.index_key(), orphan.key())).unwrap();
+    let report = tick_report(&node);
+    assert_eq!(report.expired_requests, 1);
+    assert_eq!(
+        report.skipped,
+        ["skipped the wallet request of user \"bob\" with tracking_id \"gone\": it is indexed but not recorded"]
+    );
+    assert!(node.store.get_now(&orphan.index_key()).is_some());
+}
+
+#[test]
+fn the_tick_moves_past_a_page_of_skipped_records_within_one_tick() {
+    let node = Node::new();
+    let corrupt = super::outcome::TICK_PAGE as i64 + 6;
+    for i in 0..corrupt {
+        put_raw(&node.store, &stored_request("mallory", &alloc::format!("bad-{i:03}"), 10 + i), b"[]");
+    }
+    for i in 0..3 {
+        assert_eq!(node.submit("alice", &request_body(&alloc::format!("t-{i}"), 1_000 + i)).0, 200);
+    }
+    let report = tick_report(&node);
+    assert_eq!(report.expired_requests, 3);
+    assert_eq!(report.skipped.len(), corrupt as usize);
+    assert_eq!(node.list("?status=created").1["requests"], json!([]));
+}
+
+/// A store that counts scans and remembers the largest limit asked for.
+struct Counting {
+    inner: MemoryStore,
+    scans: Cell<u32>,
+    largest_limit: Cell<u32>,
+}
+
+impl Store for Counting {
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get(key).await
+    }
+    async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.inner.get_many(keys).await
+    }
+    async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+        self.scans.set(self.scans.get() + 1);
+        self.largest_limit.set(self.largest_limit.get().max(scan.limit));
+        self.inner.scan(scan).await
+    }
+    async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
+        self.inner.write(batch).await
+    }
+}
+
+#[test]
+fn the_admin_list_reads_in_pages_up_to_its_limit() {
+    let store = Counting { inner: MemoryStore::new(), scans: Cell::new(0), largest_limit: Cell::new(0) };
+    let total = super::LIST_LIMIT as usize + 5;
+    for i in 0..total {
+        let record = stored_request("alice", &alloc::format!("t-{i:04}"), FAR_FUTURE);
+        put_raw(&store.inner, &record, &record.to_bytes().unwrap());
+    }
+    let node = Node::over(store);
+    for query in ["", "?status=created"] {
+        node.store.scans.set(0);
+        let (status, body) = node.list(query);
+        assert_eq!(status, 200);
+        assert_eq!(body["requests"].as_array().unwrap().len(), super::LIST_LIMIT as usize, "{query}");
+        assert_eq!(node.store.scans.get(), super::LIST_LIMIT / super::LIST_PAGE, "{query}");
+    }
+    assert_eq!(node.store.largest_limit.get(), super::LIST_PAGE);
+}
+
+#[test]
+fn the_tick_reads_small_pages_and_leaves_what_is_over_its_rounds_to_the_next_tick() {
+    let store = Counting { inner: MemoryStore::new(), scans: Cell::new(0), largest_limit: Cell::new(0) };
+    let per_tick = super::outcome::TICK_PAGE as usize * super::outcome::TICK_ROUNDS;
+    for i in 0..per_tick + 10 {
+        let record = stored_request("alice", &alloc::format!("t-{i:05}"), 1_000);
+        put_raw(&store.inner, &record, &record.to_bytes().unwrap());
+    }
+    let node = Node::over(store);
+    assert_eq!(node.tick().1, json!({"expired_requests": per_tick}));
+    assert!(node.store.largest_limit.get() <= super::outcome::TICK_PAGE);
+    assert_eq!(node.tick().1, json!({"expired_requests": 10}));
+}
+
+#[test]
+fn requests_with_huge_tracking_ids_are_refused_and_every_tick_still_succeeds() {
+    // Regression: a 900 KB tracking id was recorded, and then every tick failed.
+    let node = Node::new();
+    let huge = "t".repeat(900_000);
+    for i in 0..20 {
+        let (status, body) = node.submit("alice", &request_body(&alloc::format!("{huge}{i}"), 1_000));
+        assert_eq!(status, 400);
+        assert_eq!(
+            body["error"],
+            alloc::format!(
+                "tracking_id is {} bytes long; ids are at most 512 bytes",
+                900_000 + alloc::format!("{i}").len()
+            )
+        );
+    }
+    assert_eq!(node.submit("alice", &request_body("due", 1_000)).0, 200);
+    assert_eq!(node.list("").1["requests"].as_array().unwrap().len(), 1);
+    // The status path is measured after decoding, and names the parameter.
+    let (status, body) = node.status("alice", &"%74".repeat(513));
+    assert_eq!(status, 400);
+    assert_eq!(body["error"], "tracking_id is 513 bytes long; ids are at most 512 bytes");
+    // One recorded by an earlier build is skipped, briefly named, and the others expire.
+    put_raw(
+        &node.store,
+        &stored_request("alice", &huge, 500),
+        &stored_request("alice", &huge, 500).to_bytes().unwrap(),
+    );
+    let response = node.respond(Method::Post, "/v0/admin/tick", Some(ADMIN), None);
+    assert_eq!(
+        (response.status, serde_json::from_slice::<Json>(&response.body).unwrap()),
+        (200, json!({"expired_requests": 1}))
+    );
+    let log = response.log.unwrap();
+    assert!(log.len() < 300, "{log}");
+    assert!(log.ends_with("its tracking_id is over 512 bytes (recorded before ids were bounded)"), "{log}");
+    assert_eq!(node.tick(), (200, json!({"expired_requests": 0})));
+}
+
+#[test]
+fn ids_of_512_bytes_are_accepted_by_submit_and_status() {
+    let node = Node::new();
+    let tracking_id = "t".repeat(512);
+    assert_eq!(node.submit("alice", &request_body(&tracking_id, FAR_FUTURE)).0, 200);
+    assert_eq!(node.status("alice", &tracking_id), (200, json!({"status": "created"})));
+    for field in ["receiving_validator_party_id", "domain_id"] {
+        let mut body = request_body("t-2", FAR_FUTURE);
+        body[field] = json!("x".repeat(513));
+        let (status, body) = node.submit("alice", &body);
+        assert_eq!(status, 400);
+        assert_eq!(body["error"], alloc::format!("{field} is 513 bytes long; ids are at most 512 bytes"));
+    }
+}
+
+#[test]
+fn a_token_whose_subject_is_over_512_bytes_is_401() {
+    let node = Node::new();
+    let (status, body) = node.submit(&"u".repeat(513), &request_body("t-1", FAR_FUTURE));
+    assert_eq!(status, 401);
+    assert_eq!(body["error"], "the token's subject (sub) is 513 bytes long; ids are at most 512 bytes");
 }
