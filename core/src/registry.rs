@@ -33,7 +33,8 @@
 //!
 //! ## Body decisions
 //!
-//! - The body is required: an empty body is a 400 that says `{}` will do.
+//! - The body is required: an empty body is a 400 that says `{}` will do. A key repeated
+//!   in one of its objects is a 400 naming the key, as in every request body.
 //! - Unknown fields are ignored, so a client written against a later minor version of the
 //!   registry API still gets an answer; `null` for `meta` or `excludeDebugFields` means
 //!   absent (generated clients often serialize an unset option as `null`).
@@ -103,30 +104,31 @@ impl ContextRequest {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(bad("request body required: a GetChoiceContextRequest JSON object; {} will do"));
         }
-        let json: Json = serde_json::from_slice(body)
+        // The node's own reader: a key repeated in an object is refused, not resolved.
+        let json = crate::json::Json::parse(body)
             .map_err(|e| Error::BadRequest(format!("request body is not valid JSON: {e}")))?;
-        let Json::Object(object) = json else {
+        let Some(object) = json.as_object() else {
             return Err(bad("request body: expected a JSON object (GetChoiceContextRequest)"));
         };
         let mut request = ContextRequest::default();
         match object.get("excludeDebugFields") {
-            None | Some(Json::Null) => {}
-            Some(Json::Bool(b)) => request.exclude_debug_fields = *b,
+            None | Some(crate::json::Json::Null) => {}
+            Some(crate::json::Json::Bool(b)) => request.exclude_debug_fields = *b,
             Some(_) => return Err(bad("excludeDebugFields: expected a boolean")),
         }
         match object.get("meta") {
-            None | Some(Json::Null) => {}
-            Some(Json::Object(meta)) => {
-                for (key, value) in meta {
-                    let Json::String(value) = value else {
+            None | Some(crate::json::Json::Null) => {}
+            Some(crate::json::Json::Object(meta)) => {
+                for (key, value) in meta.iter() {
+                    let Some(value) = value.as_str() else {
                         return Err(Error::BadRequest(format!("meta[{key:?}]: expected a string")));
                     };
-                    if RESERVED_KEYS.contains(&key.as_str()) {
+                    if RESERVED_KEYS.contains(&key) {
                         return Err(Error::BadRequest(format!(
                             "meta[{key:?}]: reserved key; the node sets {key:?} in the choice context itself"
                         )));
                     }
-                    request.meta.insert(key.clone(), value.clone());
+                    request.meta.insert(key.into(), value.into());
                 }
             }
             Some(_) => return Err(bad("meta: expected an object of string values")),
@@ -412,6 +414,8 @@ mod tests {
             (r#"{"meta":[]}"#, "meta: expected an object"),
             (r#"{"meta":{"k":1}}"#, "meta[\"k\"]: expected a string"),
             (r#"{"meta":{"expire-lock":"x"}}"#, "meta[\"expire-lock\"]: reserved key"),
+            (r#"{"meta":{"k":"1","k":"2"}}"#, "the key \"k\" appears twice in one object"),
+            (r#"{"meta":{},"meta":{"k":"2"}}"#, "the key \"meta\" appears twice in one object"),
             (r#"{"meta":{"coin-rules":"x"}}"#, "meta[\"coin-rules\"]: reserved key"),
         ];
         for (body, want) in cases {

@@ -27,12 +27,14 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::http::Response;
+use crate::json::Json;
 use crate::keys::{self, Key};
 use crate::ledger::stage::Stage;
 use crate::network::{self, Backfill};
 use crate::store::{Scan, Store, StoreError};
 use crate::time::Timestamp;
 use crate::update::Update;
+use crate::value::read;
 
 /// Most synchronizers one migration's info lists.
 pub const MAX_SYNCHRONIZERS: u32 = 1000;
@@ -150,17 +152,20 @@ struct RecordTimeRange {
     max: String,
 }
 
-/// Reads the body `{"migration_id": n}`. Other fields are ignored.
+/// Reads the body `{"migration_id": n}`. Other fields are ignored; a key repeated in
+/// any object of the body is refused, as in every request body.
 fn parse_body(body: &[u8]) -> Result<i64, Error> {
     const SHAPE: &str = "the body must be a JSON object such as {\"migration_id\": 0}";
-    let json: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| Error::BadRequest(format!("{SHAPE}; it is not valid JSON: {e}")))?;
+    let json = Json::parse(body).map_err(|e| Error::BadRequest(format!("{SHAPE}; it is not valid JSON: {e}")))?;
     let object = json.as_object().ok_or_else(|| Error::BadRequest(SHAPE.into()))?;
     match object.get("migration_id") {
         None => Err(Error::BadRequest(format!("migration_id is required; {SHAPE}"))),
-        Some(value) => value
-            .as_i64()
-            .ok_or_else(|| Error::BadRequest(format!("migration_id must be an integer (int64), not {value}"))),
+        Some(Json::Number(n)) => {
+            n.as_i64().ok_or_else(|| Error::BadRequest(format!("migration_id must be an integer (int64), not {n}")))
+        }
+        Some(other) => {
+            Err(Error::BadRequest(format!("migration_id must be an integer (int64), not {}", read::describe(other))))
+        }
     }
 }
 
@@ -240,12 +245,18 @@ mod tests {
     #[test]
     fn the_body_names_what_is_wrong() {
         assert_eq!(parse_body(br#"{"migration_id": 3, "extra": true}"#), Ok(3));
-        let cases: [(&[u8], &str); 5] = [
+        let cases: [(&[u8], &str); 8] = [
+            (br#"{"migration_id": 1, "migration_id": 2}"#, "the key \"migration_id\" appears twice in one object"),
+            (br#"{"migration_id": 1, "extra": {"a": 1, "a": 2}}"#, "the key \"a\" appears twice in one object"),
+            (
+                br#"{"migration_id":9223372036854775808}"#,
+                "migration_id must be an integer (int64), not 9223372036854775808",
+            ),
             (b"", "not valid JSON"),
             (b"[1]", "must be a JSON object"),
             (b"{}", "migration_id is required"),
             (br#"{"migration_id":"3"}"#, "migration_id must be an integer"),
-            (br#"{"migration_id":1.5}"#, "migration_id must be an integer"),
+            (br#"{"migration_id":1.5}"#, "migration_id must be an integer (int64), not 1.5"),
         ];
         for (body, want) in cases {
             match parse_body(body) {
