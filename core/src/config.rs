@@ -1,9 +1,20 @@
-//! Configuration (DESIGN section 9), parsed once from the host's name-value source.
+//! Configuration, parsed once from the host's name-value source.
 //!
-//! Every host hands the same names to [`Config::from_lookup`]: environment variables for
-//! the native host, `[vars]` and secrets for the worker, the WASI environment for the
-//! component. A bad value is an error naming the variable, so a node never starts
-//! half-configured.
+//! Every host hands the same names ([`NAMES`]) to [`Config::from_lookup`]: environment
+//! variables for the native host, `[vars]` and secrets for the worker, the WASI
+//! environment for the component. A bad value is an error naming the variable, so a
+//! node never starts half-configured.
+//!
+//! | name | meaning | default |
+//! |---|---|---|
+//! | `LEDGER_NODE_ADMIN_TOKEN` | bearer token for `/v0/admin/*`; unset: those answer 403 | unset |
+//! | `LEDGER_NODE_JWT_HS256_SECRET` | HS256 secret for wallet tokens (development) | unset |
+//! | `LEDGER_NODE_JWT_JWKS` | JWK set of RS256, ES256 and EdDSA public keys | unset |
+//! | `LEDGER_NODE_JWT_AUDIENCE` | required `aud` of wallet tokens; unset: not checked | unset |
+//! | `LEDGER_NODE_JWT_MAX_TTL_HOURS` | the furthest ahead a wallet token's `exp` may be, whole hours, at least 1 | 24 |
+//! | `LEDGER_NODE_SNAPSHOT_PERIOD_HOURS` | snapshot cadence, 1 to 24 hours | 3 |
+//! | `LEDGER_NODE_NAMES_ROOT` / `LEDGER_NODE_NAMES_COIN` | template naming | `Platform` / `Coin` |
+//! | `LEDGER_NODE_ALLOW_RESET` | whether `POST /v0/admin/reset` may wipe the node | `false` |
 
 use alloc::string::{String, ToString};
 use core::fmt;
@@ -16,6 +27,8 @@ pub const JWT_HS256_SECRET: &str = "LEDGER_NODE_JWT_HS256_SECRET";
 pub const JWT_JWKS: &str = "LEDGER_NODE_JWT_JWKS";
 /// Required `aud` of wallet tokens.
 pub const JWT_AUDIENCE: &str = "LEDGER_NODE_JWT_AUDIENCE";
+/// The furthest ahead, in hours, a wallet token's expiry may be.
+pub const JWT_MAX_TTL_HOURS: &str = "LEDGER_NODE_JWT_MAX_TTL_HOURS";
 /// Snapshot cadence in hours.
 pub const SNAPSHOT_PERIOD_HOURS: &str = "LEDGER_NODE_SNAPSHOT_PERIOD_HOURS";
 /// Module root of template names.
@@ -26,8 +39,17 @@ pub const NAMES_COIN: &str = "LEDGER_NODE_NAMES_COIN";
 pub const ALLOW_RESET: &str = "LEDGER_NODE_ALLOW_RESET";
 
 /// Every configuration name the node reads.
-pub const NAMES: [&str; 8] =
-    [ADMIN_TOKEN, JWT_HS256_SECRET, JWT_JWKS, JWT_AUDIENCE, SNAPSHOT_PERIOD_HOURS, NAMES_ROOT, NAMES_COIN, ALLOW_RESET];
+pub const NAMES: [&str; 9] = [
+    ADMIN_TOKEN,
+    JWT_HS256_SECRET,
+    JWT_JWKS,
+    JWT_AUDIENCE,
+    JWT_MAX_TTL_HOURS,
+    SNAPSHOT_PERIOD_HOURS,
+    NAMES_ROOT,
+    NAMES_COIN,
+    ALLOW_RESET,
+];
 
 /// The node's configuration.
 #[derive(Clone, PartialEq, Eq)]
@@ -40,6 +62,9 @@ pub struct Config {
     pub jwt_jwks: Option<String>,
     /// Required audience of wallet tokens; `None`: not checked.
     pub jwt_audience: Option<String>,
+    /// The furthest ahead of now a wallet token's `exp` may be, in hours (at least 1,
+    /// 24 by default): a token that claims to live longer is refused.
+    pub jwt_max_ttl_hours: u32,
     /// Snapshot cadence, hours (1 to 24).
     pub snapshot_period_hours: u32,
     /// Template naming.
@@ -56,6 +81,7 @@ impl fmt::Debug for Config {
             .field("jwt_hs256_secret", &self.jwt_hs256_secret.as_ref().map(|_| "<set>"))
             .field("jwt_jwks", &self.jwt_jwks.as_ref().map(|_| "<set>"))
             .field("jwt_audience", &self.jwt_audience)
+            .field("jwt_max_ttl_hours", &self.jwt_max_ttl_hours)
             .field("snapshot_period_hours", &self.snapshot_period_hours)
             .field("names", &self.names)
             .field("allow_reset", &self.allow_reset)
@@ -94,6 +120,7 @@ impl Default for Config {
             jwt_hs256_secret: None,
             jwt_jwks: None,
             jwt_audience: None,
+            jwt_max_ttl_hours: 24,
             snapshot_period_hours: 3,
             names: Names { root: "Platform".into(), coin: "Coin".into() },
             allow_reset: false,
@@ -127,6 +154,17 @@ impl Config {
                 });
             }
             crate::wallet::jwt::KeySet::parse(jwks).map_err(|problem| ConfigError { name: JWT_JWKS, problem })?;
+        }
+        if let Some(hours) = lookup(JWT_MAX_TTL_HOURS) {
+            config.jwt_max_ttl_hours = match hours.trim().parse::<u32>() {
+                Ok(h) if h >= 1 => h,
+                _ => {
+                    return Err(ConfigError {
+                        name: JWT_MAX_TTL_HOURS,
+                        problem: alloc::format!("must be a whole number of hours, at least 1, not {hours:?}"),
+                    });
+                }
+            };
         }
         if let Some(hours) = lookup(SNAPSHOT_PERIOD_HOURS) {
             config.snapshot_period_hours = match hours.trim().parse::<u32>() {
@@ -185,6 +223,7 @@ mod tests {
     fn defaults_apply_when_nothing_is_set() {
         assert_eq!(Config::from_pairs([]).unwrap(), Config::default());
         assert_eq!(Config::default().snapshot_period_hours, 3);
+        assert_eq!(Config::default().jwt_max_ttl_hours, 24);
         assert_eq!(Config::default().names.root, "Platform");
     }
 
@@ -197,8 +236,10 @@ mod tests {
             (NAMES_COIN, "Amulet"),
             (JWT_JWKS, r#"{"keys":[]}"#),
             (ALLOW_RESET, "true"),
+            (JWT_MAX_TTL_HOURS, "168"),
         ])
         .unwrap();
+        assert_eq!(c.jwt_max_ttl_hours, 168);
         assert_eq!(c.admin_token.as_deref(), Some("t"));
         assert_eq!(c.snapshot_period_hours, 6);
         assert_eq!(c.names, Names { root: "Splice".into(), coin: "Amulet".into() });
@@ -217,6 +258,11 @@ mod tests {
             (JWT_JWKS, "not json"),
             (JWT_JWKS, "{}"),
             (ALLOW_RESET, "yes"),
+            (JWT_MAX_TTL_HOURS, "0"),
+            (JWT_MAX_TTL_HOURS, "-1"),
+            (JWT_MAX_TTL_HOURS, "1.5"),
+            (JWT_MAX_TTL_HOURS, ""),
+            (JWT_MAX_TTL_HOURS, "a day"),
         ] {
             let err = Config::from_pairs([(name, value)]).unwrap_err();
             assert_eq!(err.name, name, "{value}");

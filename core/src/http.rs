@@ -99,6 +99,11 @@ impl Request {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
+
+    /// Every value of header `name` (case-insensitive), in the order received.
+    pub fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers.iter().filter(move |(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
 }
 
 /// An HTTP response from the core.
@@ -201,6 +206,8 @@ mod tests {
         let mut req = Request::new(Method::Get, "/version?x=1");
         req.headers.push(("Authorization".into(), "Bearer t".into()));
         assert_eq!(req.header("authorization"), Some("Bearer t"));
+        req.headers.push(("AUTHORIZATION".into(), "Bearer u".into()));
+        assert_eq!(req.header_values("Authorization").collect::<alloc::vec::Vec<_>>(), ["Bearer t", "Bearer u"]);
         assert_eq!(req.query, "x=1");
         assert_eq!(req.path, "/version");
     }

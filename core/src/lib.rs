@@ -29,6 +29,23 @@
 //! authentication (401, 403), parsing (400), then the endpoint's own rules. Every error
 //! is `{"error": "..."}` ([`Error::into_response`]).
 //!
+//! ## Bounds
+//!
+//! - **Ids** ([`ids`]): every update, contract, party, synchronizer, participant,
+//!   tracking, user and transfer instruction id is at most [`ids::MAX_ID_BYTES`] (512)
+//!   bytes wherever it enters: ingest records (a 400 naming the line and the field),
+//!   path parameters after percent-decoding and request bodies (a 400 naming the
+//!   parameter or field), and the wallet token's subject (a 401).
+//! - **Jobs and lists** ([`wallet`]): the scheduled tick and the admin list read their
+//!   records in pages of bounded size, a bounded number of pages a call, and skip a
+//!   record they cannot read, naming it in [`Response::log`] (and
+//!   [`wallet::TickReport::skipped`]) instead of failing as a whole.
+//! - **Request bodies** are read with the node's strict JSON reader ([`json`]): a key
+//!   repeated within one object is a 400 naming it.
+//! - **Credentials**: exactly one `Authorization` header ([`admin::bearer_token`]);
+//!   wallet tokens must not carry `crit`, their times must be integers, and they may
+//!   expire at most `LEDGER_NODE_JWT_MAX_TTL_HOURS` ahead ([`wallet::jwt`]).
+//!
 //! ## Keyspace
 //!
 //! Keys beginning with `0xff` are the node's scratch space ([`admin::SCRATCH_PREFIX`]);

@@ -1,4 +1,4 @@
-//! Wallet bearer tokens (spec section 5, DESIGN section 7): who is calling.
+//! Wallet bearer tokens (spec section 5): who is calling.
 //!
 //! A wallet call carries `Authorization: Bearer <JWT>`. [`authenticate`] verifies the
 //! token with [`jwt_compact`] and returns its subject, the ledger API user:
@@ -17,10 +17,18 @@
 //! algorithm; one marked `"use": "enc"` or without `verify` in its `key_ops` verifies
 //! nothing.
 //!
-//! After the signature: `exp` is required and must not be before `env.now`, `nbf` (if
-//! present) must not be after it, `aud` (a string or an array of strings) must contain
-//! `LEDGER_NODE_JWT_AUDIENCE` when that is set, and `sub` must be a non-empty string.
-//! There is no leeway: the host's clock is the node's clock.
+//! Before the signature: a header with a `crit` parameter is refused (the node
+//! implements no JWS extension, so it cannot honour one that is critical), and so is a
+//! header or claims set that repeats a key.
+//!
+//! After the signature: `exp` is required and must not be before `env.now`, nor further
+//! ahead of it than `LEDGER_NODE_JWT_MAX_TTL_HOURS` (24 hours by default), so a leaked
+//! token is not good for years; `nbf` (if present) must not be after now; `exp`, `nbf`
+//! and `iat` must be JSON integers (whole seconds), never fractions; `aud` (a string or
+//! an array of strings) must contain `LEDGER_NODE_JWT_AUDIENCE` when that is set; and
+//! `sub` must be a non-empty string of at most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES)
+//! bytes (it is the wallet user id). There is no leeway: the host's clock is the node's
+//! clock.
 //!
 //! Every refusal is a 401 that says what is wrong with the token (never the configured
 //! secrets or keys). Whether the subject is an onboarded wallet user (403 otherwise) is
@@ -44,7 +52,9 @@ use serde_json::Value as Json;
 use crate::config::Config;
 use crate::error::Error;
 use crate::ids;
+use crate::json::{Json as StrictJson, Number};
 use crate::time::Timestamp;
+use crate::update::Blob;
 
 type Es256Key = <Es256 as Algorithm>::VerifyingKey;
 type Ed25519Key = <Ed25519 as Algorithm>::VerifyingKey;
@@ -201,6 +211,14 @@ fn unauthorized(message: impl Into<String>) -> Error {
 pub fn authenticate(token: &str, config: &Config, now: Timestamp) -> Result<Subject, Error> {
     let untrusted = UntrustedToken::new(token)
         .map_err(|e| unauthorized(format!("the bearer token is not a well-formed JWT: {e}")))?;
+    let header = part(token, 0)?;
+    let header = StrictJson::parse(&header)
+        .map_err(|e| unauthorized(format!("the bearer token is not a well-formed JWT: its header: {e}")))?;
+    if header.as_object().is_some_and(|h| h.contains_key("crit")) {
+        return Err(unauthorized(
+            "the token's header has a crit parameter; this node implements no JWS extension, so it refuses such tokens",
+        ));
+    }
     let alg = untrusted.algorithm();
     let claims = match alg {
         "HS256" => {
@@ -219,7 +237,30 @@ pub fn authenticate(token: &str, config: &Config, now: Timestamp) -> Result<Subj
             )));
         }
     };
-    check_claims(claims.claims(), config, now)
+    let raw_claims = part(token, 1)?;
+    let raw_claims =
+        StrictJson::parse(&raw_claims).map_err(|e| unauthorized(format!("the token's claims are malformed: {e}")))?;
+    check_claims(claims.claims(), &raw_claims, config, now)
+}
+
+/// The decoded bytes of part `index` (0: the header, 1: the claims) of a token that
+/// parsed as a JWT, so that the node reads them with its own strict reader.
+fn part(token: &str, index: usize) -> Result<Vec<u8>, Error> {
+    let malformed = || unauthorized("the bearer token is not a well-formed JWT");
+    let text = token.split('.').nth(index).ok_or_else(malformed)?;
+    // Base64url without padding, as standard base64 with padding.
+    let mut standard: String = text
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while !standard.len().is_multiple_of(4) {
+        standard.push('=');
+    }
+    Ok(Blob::parse(&standard).map_err(|_| malformed())?.decode())
 }
 
 /// Tries the keys of the JWK set that may verify `alg`.
@@ -294,8 +335,24 @@ fn signature_error(error: ValidationError, key: &str) -> Error {
     }
 }
 
-/// Checks `exp`, `nbf`, `aud` and `sub` of signed claims.
-fn check_claims(claims: &Claims<WalletClaims>, config: &Config, now: Timestamp) -> Result<Subject, Error> {
+/// Checks `exp`, `nbf`, `iat`, `aud` and `sub` of signed claims; `raw` is the claims
+/// set as sent, for what the parsed claims no longer tell (whether a time was an
+/// integer).
+fn check_claims(
+    claims: &Claims<WalletClaims>,
+    raw: &StrictJson<'_>,
+    config: &Config,
+    now: Timestamp,
+) -> Result<Subject, Error> {
+    for name in ["exp", "nbf", "iat"] {
+        match raw.as_object().and_then(|claims| claims.get(name)) {
+            None | Some(StrictJson::Number(Number::Unsigned(_) | Number::Negative(_))) => {}
+            Some(StrictJson::Number(n)) => {
+                return Err(unauthorized(format!("the token's {name} must be an integer (whole seconds), not {n}")));
+            }
+            Some(_) => return Err(unauthorized(format!("the token's {name} must be an integer (whole seconds)"))),
+        }
+    }
     let now = DateTime::<Utc>::from_timestamp_micros(now.micros())
         .ok_or_else(|| Error::Internal("the clock is out of range".into()))?;
     let options = TimeOptions::new(TimeDelta::zero(), move || now);
@@ -303,6 +360,15 @@ fn check_claims(claims: &Claims<WalletClaims>, config: &Config, now: Timestamp) 
         ValidationError::Expired => unauthorized("the token has expired (exp is in the past)"),
         _ => unauthorized("the token has no expiry; an exp claim is required"),
     })?;
+    let max_hours = config.jwt_max_ttl_hours;
+    let lifetime_left = claims.expiration.map_or(0, |exp| exp.timestamp().saturating_sub(now.timestamp()));
+    if lifetime_left > i64::from(max_hours).saturating_mul(3600) {
+        return Err(unauthorized(format!(
+            "the token's exp is more than {max_hours} hours from now; this node accepts tokens that expire at most \
+             {max_hours} hours ahead ({})",
+            crate::config::JWT_MAX_TTL_HOURS
+        )));
+    }
     if claims.not_before.is_some() {
         claims
             .validate_maturity(&options)

@@ -48,9 +48,17 @@ fn jwks() -> String {
     .to_string()
 }
 
+/// Hours from the tests' "now" to [`FAR_FUTURE`], and then some: most tests sign tokens
+/// that expire then, so they allow tokens that long-lived.
+const LONG_TTL_HOURS: &str = "700000";
+
 fn config_with(extra: &[(&str, &str)]) -> Config {
     let jwks = jwks();
-    let mut pairs: Vec<(&str, &str)> = alloc::vec![(config::JWT_HS256_SECRET, SECRET), (config::JWT_JWKS, &jwks)];
+    let mut pairs: Vec<(&str, &str)> = alloc::vec![
+        (config::JWT_HS256_SECRET, SECRET),
+        (config::JWT_JWKS, &jwks),
+        (config::JWT_MAX_TTL_HOURS, LONG_TTL_HOURS)
+    ];
     pairs.extend_from_slice(extra);
     Config::from_pairs(pairs).unwrap()
 }
@@ -254,7 +262,8 @@ fn hs256_signed_with_the_rsa_public_key_as_secret_is_refused() {
     }
     // And with no HS256 secret configured at all.
     let jwks = jwks();
-    let only_jwks = Config::from_pairs([(config::JWT_JWKS, jwks.as_str())]).unwrap();
+    let only_jwks =
+        Config::from_pairs([(config::JWT_JWKS, jwks.as_str()), (config::JWT_MAX_TTL_HOURS, LONG_TTL_HOURS)]).unwrap();
     let token = token_with(&header("HS256", Some("rsa-1")), &claims(), hs256(RSA_PUBLIC_PEM.as_bytes()));
     assert_refused(&token, &only_jwks, "HS256 tokens are not accepted");
 }
@@ -287,7 +296,9 @@ fn a_key_of_the_wrong_type_or_algorithm_is_refused() {
         public("ed", json!({"kid": "wrap", "key_ops": ["wrapKey"]})),
     ]})
     .to_string();
-    let config = Config::from_pairs([(config::JWT_JWKS, restricted.as_str())]).unwrap();
+    let config =
+        Config::from_pairs([(config::JWT_JWKS, restricted.as_str()), (config::JWT_MAX_TTL_HOURS, LONG_TTL_HOURS)])
+            .unwrap();
     assert_refused(&token_with(&header("RS256", Some("ps")), &claims(), rs256("rsa")), &config, "does not allow RS256");
     assert_refused(&token_with(&header("RS256", None), &claims(), rs256("rsa")), &config, "no configured key verifies");
     assert_refused(&token_with(&header("ES256", Some("enc")), &claims(), es256("ec")), &config, "not a signature");
@@ -347,7 +358,8 @@ fn an_unsupported_algorithm_is_named_and_refused() {
 
 #[test]
 fn without_configured_keys_asymmetric_tokens_are_refused() {
-    let config = Config::from_pairs([(config::JWT_HS256_SECRET, SECRET)]).unwrap();
+    let config =
+        Config::from_pairs([(config::JWT_HS256_SECRET, SECRET), (config::JWT_MAX_TTL_HOURS, LONG_TTL_HOURS)]).unwrap();
     let token = token_with(&header("ES256", Some("ec-1")), &claims(), es256("ec"));
     assert_refused(&token, &config, "LEDGER_NODE_JWT_JWKS is not set");
 }
@@ -388,4 +400,92 @@ fn a_subject_over_512_bytes_is_refused_naming_sub() {
         "the token's subject (sub) is 513 bytes long; ids are at most 512 bytes",
     );
     assert_eq!(verify(&sign(&"u".repeat(512)), &config), Ok(Subject("u".repeat(512))));
+}
+
+#[test]
+fn a_jwt_with_crit_is_refused() {
+    let config = config_with(&[]);
+    for crit in [json!(["exp"]), json!([]), json!(null), json!("b64")] {
+        let header = json!({"alg": "HS256", "typ": "JWT", "crit": crit});
+        let token = token_with(&header, &claims(), hs256(SECRET.as_bytes()));
+        assert_refused(&token, &config, "crit");
+    }
+    let header = json!({"alg": "EdDSA", "kid": "ed-1", "crit": ["b64"], "b64": false});
+    assert_refused(&token_with(&header, &claims(), eddsa("ed")), &config, "crit parameter");
+}
+
+#[test]
+fn token_times_must_be_integers_naming_the_claim() {
+    let config = config_with(&[]);
+    let sign = |claims: Json| token_with(&header("HS256", None), &claims, hs256(SECRET.as_bytes()));
+    assert_refused(
+        &sign(json!({"sub": "alice", "exp": 4_070_908_800.5})),
+        &config,
+        "the token's exp must be an integer (whole seconds), not 4070908800.5",
+    );
+    assert_refused(
+        &sign(json!({"sub": "alice", "exp": FAR_FUTURE, "nbf": 1.5})),
+        &config,
+        "the token's nbf must be an integer",
+    );
+    assert_refused(
+        &sign(json!({"sub": "alice", "exp": FAR_FUTURE, "iat": 1e9})),
+        &config,
+        "the token's iat must be an integer",
+    );
+    let integers = json!({"sub": "alice", "exp": FAR_FUTURE, "nbf": NOW_SECONDS - 10, "iat": NOW_SECONDS - 10});
+    assert_eq!(verify(&sign(integers), &config), Ok(Subject("alice".into())));
+}
+
+#[test]
+fn a_token_that_expires_further_ahead_than_the_configured_lifetime_is_refused() {
+    let sign =
+        |exp: i64| token_with(&header("HS256", None), &json!({"sub": "alice", "exp": exp}), hs256(SECRET.as_bytes()));
+    // The default: a day.
+    let config = Config::from_pairs([(config::JWT_HS256_SECRET, SECRET)]).unwrap();
+    assert_eq!(verify(&sign(NOW_SECONDS + 24 * 3600), &config), Ok(Subject("alice".into())));
+    assert_refused(
+        &sign(NOW_SECONDS + 24 * 3600 + 1),
+        &config,
+        "at most 24 hours ahead (LEDGER_NODE_JWT_MAX_TTL_HOURS)",
+    );
+    assert_refused(&sign(FAR_FUTURE), &config, "at most 24 hours ahead");
+    // Configured: an hour.
+    let config = Config::from_pairs([(config::JWT_HS256_SECRET, SECRET), (config::JWT_MAX_TTL_HOURS, "1")]).unwrap();
+    assert!(verify(&sign(NOW_SECONDS + 3600), &config).is_ok());
+    assert_refused(&sign(NOW_SECONDS + 3601), &config, "at most 1 hours ahead");
+}
+
+#[test]
+fn a_header_or_claims_set_that_repeats_a_key_is_refused() {
+    let config = config_with(&[]);
+    let signing_input = alloc::format!(
+        "{}.{}",
+        b64(br#"{"alg":"HS256","typ":"JWT"}"#),
+        b64(alloc::format!(r#"{{"sub":"alice","sub":"mallory","exp":{FAR_FUTURE}}}"#).as_bytes())
+    );
+    let token = alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())));
+    assert_refused(&token, &config, "the token's claims are malformed");
+    let signing_input = alloc::format!(
+        "{}.{}",
+        b64(br#"{"alg":"HS256"}"#),
+        b64(alloc::format!(r#"{{"sub":"alice","exp":{FAR_FUTURE},"role":"a","role":"b"}}"#).as_bytes())
+    );
+    let token = alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())));
+    assert_refused(&token, &config, "the token's claims are malformed: the key \"role\" appears twice");
+    let signing_input = alloc::format!(
+        "{}.{}",
+        b64(br#"{"alg":"HS256","kid":"a","kid":"b"}"#),
+        b64(alloc::format!(r#"{{"sub":"alice","exp":{FAR_FUTURE}}}"#).as_bytes())
+    );
+    let token = alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())));
+    assert_refused(&token, &config, "duplicate field `kid`");
+    // Parameters the library does not read are checked by the node's reader.
+    let signing_input = alloc::format!(
+        "{}.{}",
+        b64(br#"{"alg":"HS256","zip":"a","zip":"b"}"#),
+        b64(alloc::format!(r#"{{"sub":"alice","exp":{FAR_FUTURE}}}"#).as_bytes())
+    );
+    let token = alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())));
+    assert_refused(&token, &config, "the key \"zip\" appears twice in one object");
 }

@@ -14,7 +14,7 @@
 //!
 //! The jobs that read many records (the tick, the admin list) read each through
 //! [`BuyTrafficRecord::from_stored`]: a record that is missing, does not parse, or holds
-//! an id over [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes (written before ids were
+//! an id over [`MAX_ID_BYTES`] bytes (written before ids were
 //! bounded) is skipped, and the job reports one short line naming it for the operator's
 //! log instead of failing as a whole.
 

@@ -22,11 +22,17 @@ const ADMIN: &str = "admin-token";
 /// 2026-01-01T00:00:00Z.
 const NOW: i64 = 1_767_225_600_000_000;
 const FAR_FUTURE: i64 = 4_070_908_800_000_000;
-/// Tokens expire in 2200, after every time the tests set.
+/// Tokens expire in 2200, after every time the tests set; the configuration allows
+/// tokens that long-lived.
 const TOKEN_EXPIRY_SECONDS: i64 = 7_258_118_400;
 
 fn config() -> Config {
-    Config::from_pairs([(config::JWT_HS256_SECRET, SECRET), (config::ADMIN_TOKEN, ADMIN)]).unwrap()
+    Config::from_pairs([
+        (config::JWT_HS256_SECRET, SECRET),
+        (config::ADMIN_TOKEN, ADMIN),
+        (config::JWT_MAX_TTL_HOURS, "2000000"),
+    ])
+    .unwrap()
 }
 
 fn token(sub: &str) -> String {
@@ -632,4 +638,26 @@ fn a_token_whose_subject_is_over_512_bytes_is_401() {
     let (status, body) = node.submit(&"u".repeat(513), &request_body("t-1", FAR_FUTURE));
     assert_eq!(status, 401);
     assert_eq!(body["error"], "the token's subject (sub) is 513 bytes long; ids are at most 512 bytes");
+}
+
+#[test]
+fn two_authorization_headers_are_refused_for_wallet_and_admin_calls() {
+    let node = Node::new();
+    let valid = alloc::format!("Bearer {}", token("alice"));
+    for (method, target, credential) in [
+        (Method::Post, "/v0/wallet/buy-traffic-requests", valid.clone()),
+        (Method::Post, "/v0/wallet/buy-traffic-requests/t-1/status", valid),
+        (Method::Post, "/v0/admin/tick", alloc::format!("Bearer {ADMIN}")),
+    ] {
+        let mut request = Request::new(method, target);
+        request.headers.push(("authorization".into(), credential.clone()));
+        request.headers.push(("Authorization".into(), credential));
+        request.body = Body::Complete(request_body("t-1", FAR_FUTURE).to_string().into_bytes());
+        let env = Env { now: Timestamp::from_micros(NOW).unwrap(), entropy: [7; 32], config: &node.config };
+        let response = block_on(handle(&request, &env, &node.store));
+        assert_eq!(response.status, 401, "{target}");
+        let body: Json = serde_json::from_slice(&response.body).unwrap();
+        assert!(body["error"].as_str().unwrap().starts_with("more than one Authorization header"), "{body}");
+    }
+    assert_eq!(node.list("").1["requests"], json!([]));
 }
