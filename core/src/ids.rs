@@ -54,11 +54,17 @@ pub fn path_id(raw: &str, field: &str) -> Result<String, Error> {
 /// `text` quoted for a log line, cut to its first 64 characters (and its length
 /// given) when it is longer: log lines name records, they do not copy them.
 pub fn shown(text: &str) -> String {
-    const SHOWN: usize = 64;
-    match text.char_indices().nth(SHOWN) {
+    match head(text, 64) {
         None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?}… ({} bytes)", text.get(..cut).unwrap_or_default(), text.len()),
+        Some(head) => format!("{head:?}… ({} bytes)", text.len()),
     }
+}
+
+/// The first `chars` characters of `text`, or `None` when it has no more than that.
+pub(crate) fn head(text: &str, chars: usize) -> Option<&str> {
+    let (cut, _) = text.char_indices().nth(chars)?;
+    // `cut` starts a character, so it is a boundary and `get` finds the head.
+    text.get(..cut)
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //!
 //! A batch is newline-delimited JSON, one record per line, each an object with exactly
 //! one key naming its kind. Blank lines are skipped but counted, so every error names
-//! the 1-based line it is about. A batch is applied whole or not at all.
+//! the 1-based line it is about. A batch is applied whole or not at all. Every id of
+//! every record kind is at most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes; a
+//! longer one is a 400 naming the line and the field, whichever parser reads the line.
 
 use alloc::format;
 use alloc::vec::Vec;

@@ -21,6 +21,10 @@
 //! `events_by_id` exactly once, so the events form a forest
 //! ([`Transaction::events_in_order`] walks it in execution order).
 //!
+//! Every parsed update's ids are bounded ([`crate::ids`]): its update id, synchronizer
+//! ids, contract ids, unassign id and party ids (submitters, signatories, observers,
+//! acting parties) are at most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes each.
+//!
 //! An import update is a transaction whose record time is `0001-01-01T00:00:00.000000Z`
 //! ([`Timestamp::MIN`]): the state of the previous migration re-imported after a hard
 //! migration ([`Update::is_import`]).

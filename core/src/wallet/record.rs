@@ -247,9 +247,9 @@ fn describe_key(key: &[u8]) -> String {
 
 /// `text` cut to its first 160 characters, for a log line.
 fn brief(text: &str) -> String {
-    match text.char_indices().nth(160) {
+    match crate::ids::head(text, 160) {
         None => String::from(text),
-        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
+        Some(head) => format!("{head}…"),
     }
 }
 
