@@ -24,7 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ledger_node_core::time::Timestamp;
 use ledger_node_core::{Config, Env, Error, Method, exec};
 
-use bindings::exports::ledger::node::handler::{Guest, Request, Response};
+use bindings::exports::ledger::node::handler::{Guest, Request, Response, TickReport};
 use store::WitStore;
 
 /// The exported `handler` interface.
@@ -48,11 +48,11 @@ impl Guest for Node {
         convert::response(response)
     }
 
-    fn tick() -> Result<String, String> {
+    fn tick() -> Result<TickReport, String> {
         let (config, now, entropy) = environment().map_err(|e| e.to_string())?;
         let env = Env { now, entropy, config: &config };
         match exec::block_on(ledger_node_core::wallet::tick(&env, &WitStore)) {
-            Ok(report) => serde_json::to_string(&report).map_err(|e| e.to_string()),
+            Ok(report) => Ok(TickReport { expired_requests: report.expired_requests, skipped: report.skipped }),
             Err(Error::Store(e)) => Err(format!("store: {e}")),
             Err(e) => Err(e.to_string()),
         }

@@ -30,7 +30,7 @@ mod bindings {
 use bindings::exports::ledger::node::handler;
 use bindings::ledger::node::store as wit;
 
-pub use handler::{Request, Response};
+pub use handler::{Request, Response, TickReport};
 
 /// The component this host was built with (see `build.rs`), embedded in the binary, so
 /// that a binary runs the component it was built with wherever it is copied to.
@@ -47,6 +47,26 @@ struct State {
     /// The number of the request's write in its turn order's write-behind queue, once
     /// queued: its write has happened once that number has committed.
     queued: Option<u64>,
+    /// How much linear memory the instance holds.
+    memory: MemoryWatch,
+}
+
+/// Counts the bytes of linear memory an instance holds: wasmtime asks before every
+/// growth (and at instantiation), and a linear memory never shrinks. It refuses nothing.
+#[derive(Debug, Default)]
+struct MemoryWatch {
+    bytes: usize,
+}
+
+impl wasmtime::ResourceLimiter for MemoryWatch {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.bytes = self.bytes.saturating_add(desired.saturating_sub(current));
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, _desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(true)
+    }
 }
 
 /// Where the current request stands in a [`Turns`] order.
@@ -308,7 +328,15 @@ pub struct Node {
 }
 
 /// Most idle instances a node keeps for reuse.
-const IDLE_INSTANCES: usize = 64;
+pub const IDLE_INSTANCES: usize = 16;
+
+/// Largest linear memory of an instance that goes back to the pool. A linear memory
+/// never shrinks, so an instance that grew past this (a large request body, a large
+/// answer) is dropped after its request, and the process holds no more memory than
+/// before it: the pool holds at most [`IDLE_INSTANCES`] times this. An instance
+/// that served the usual requests holds a little over 1 MiB; one that read a body of
+/// half a megabyte or more, or rendered an answer as large, is past it.
+pub const POOLED_MEMORY_LIMIT: usize = 2 * 1024 * 1024;
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -383,8 +411,10 @@ impl Node {
             calls: StoreCalls::default(),
             turn: Turn::Free,
             queued: None,
+            memory: MemoryWatch::default(),
         };
         let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|state| &mut state.memory);
         let bindings = self.pre.instantiate(&mut store).context("instantiating the component")?;
         Ok(Instance { store, bindings })
     }
@@ -404,8 +434,13 @@ impl Node {
         }
     }
 
-    /// Returns an instance that served a request successfully, for reuse.
+    /// Returns an instance that served a request successfully, for reuse, unless its
+    /// memory grew past [`POOLED_MEMORY_LIMIT`] (then it is dropped, and its memory with
+    /// it) or the pool is full.
     pub fn checkin(&self, instance: Instance) {
+        if instance.memory_bytes() > POOLED_MEMORY_LIMIT {
+            return;
+        }
         if let Ok(mut idle) = self.idle.lock()
             && idle.len() < IDLE_INSTANCES
         {
@@ -413,13 +448,36 @@ impl Node {
         }
     }
 
+    /// How many idle instances the pool holds.
+    pub fn idle_instances(&self) -> usize {
+        self.idle.lock().map_or(0, |idle| idle.len())
+    }
+
+    /// The longest body the node reads for `method` and `path`, asked of a pooled
+    /// instance.
+    pub fn body_limit(&self, method: &str, path: &str) -> anyhow::Result<u64> {
+        let mut instance = self.checkout()?;
+        let limit = instance.body_limit(method, path)?;
+        self.checkin(instance);
+        Ok(limit)
+    }
+
+    /// Serves one request with a pooled instance, which goes back to the pool
+    /// afterwards unless the call failed or it grew too large.
+    pub fn serve(&self, request: &Request) -> anyhow::Result<Response> {
+        let mut instance = self.checkout()?;
+        let response = instance.serve(request)?;
+        self.checkin(instance);
+        Ok(response)
+    }
+
     /// Serves one request with a fresh instance.
     pub fn handle(&self, request: &Request) -> anyhow::Result<Response> {
         self.instance()?.handle(request)
     }
 
-    /// Runs the scheduled jobs with a fresh instance: what they did, as JSON text.
-    pub fn tick(&self) -> anyhow::Result<String> {
+    /// Runs the scheduled jobs with a fresh instance: what they did.
+    pub fn tick(&self) -> anyhow::Result<TickReport> {
         self.instance()?.tick()
     }
 }
@@ -444,6 +502,11 @@ impl Instance {
             .ledger_node_handler()
             .call_body_limit(&mut self.store, method, path)
             .context("calling body-limit")?)
+    }
+
+    /// Bytes of linear memory the instance holds.
+    pub fn memory_bytes(&self) -> usize {
+        self.store.data().memory.bytes
     }
 
     /// Serves `request`, keeping the instance for another.
@@ -486,8 +549,8 @@ impl Instance {
         Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
     }
 
-    /// Runs the scheduled jobs (`tick`): what they did, as JSON text.
-    pub fn tick(mut self) -> anyhow::Result<String> {
+    /// Runs the scheduled jobs (`tick`): what they did.
+    pub fn tick(mut self) -> anyhow::Result<TickReport> {
         let result = self.bindings.ledger_node_handler().call_tick(&mut self.store).context("calling tick")?;
         result.map_err(|e| anyhow::anyhow!("the scheduled jobs failed: {e}"))
     }

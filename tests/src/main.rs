@@ -35,6 +35,8 @@ enum Command {
         /// seconds; 0 turns the timer off (`POST /v0/admin/tick` still runs them).
         #[arg(long, default_value_t = 60)]
         tick_seconds: u64,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Ingests an NDJSON history file (or `-` for standard input) into the store.
     Ingest {
@@ -56,16 +58,56 @@ enum Command {
     },
 }
 
+/// What one client may hold, and for how long (`serve`).
+#[derive(Debug, clap::Args)]
+struct LimitArgs {
+    /// Seconds from a request's first byte to the end of its head; then the
+    /// connection is closed.
+    #[arg(long, default_value_t = 10)]
+    header_timeout_seconds: u64,
+    /// Seconds from the end of a request's head to the end of its body; then 408.
+    #[arg(long, default_value_t = 30)]
+    body_timeout_seconds: u64,
+    /// Seconds a keep-alive connection may wait for its next request.
+    #[arg(long, default_value_t = 60)]
+    idle_timeout_seconds: u64,
+    /// Connections open at once; further ones wait to be accepted. Lowered to what
+    /// the open-file limit allows.
+    #[arg(long, default_value_t = 10_000)]
+    max_connections: usize,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> server::Limits {
+        use std::time::Duration;
+        server::Limits {
+            header_timeout: Duration::from_secs(self.header_timeout_seconds),
+            body_timeout: Duration::from_secs(self.body_timeout_seconds),
+            idle_timeout: Duration::from_secs(self.idle_timeout_seconds),
+            max_connections: server::open_file_budget(self.max_connections.max(1)),
+            ..server::Limits::default()
+        }
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { listen, db, memory, tick_seconds } => serve(listen, db, memory, tick_seconds),
+        Command::Serve { listen, db, memory, tick_seconds, limits } => {
+            serve(listen, db, memory, tick_seconds, limits.limits())
+        }
         Command::Ingest { db, input } => ingest(&db, &input),
         Command::Demo { updates, seed } => demo(updates, seed),
     }
 }
 
-fn serve(listen: SocketAddr, db: Option<PathBuf>, memory: bool, tick_seconds: u64) -> anyhow::Result<()> {
+fn serve(
+    listen: SocketAddr,
+    db: Option<PathBuf>,
+    memory: bool,
+    tick_seconds: u64,
+    limits: server::Limits,
+) -> anyhow::Result<()> {
     let vars = config::from_environment()?;
     let backend = match (&db, memory) {
         (Some(path), _) => Backend::sqlite(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
@@ -84,7 +126,7 @@ fn serve(listen: SocketAddr, db: Option<PathBuf>, memory: bool, tick_seconds: u6
             let _ = tokio::signal::ctrl_c().await;
             eprintln!("ledger-node: shutting down");
         };
-        server::serve(listener, node, shutdown).await
+        server::serve(listener, node, limits, shutdown).await
     })
 }
 

@@ -17,8 +17,11 @@ pub async fn tick_every(node: Arc<Node>, period: Duration) {
         let node = Arc::clone(&node);
         match tokio::task::spawn_blocking(move || node.tick()).await {
             Ok(Ok(report)) => {
-                if report != r#"{"expired_requests":0}"# {
-                    eprintln!("ledger-node: scheduled jobs: {report}");
+                if report.expired_requests > 0 {
+                    eprintln!("ledger-node: scheduled jobs: expired {} buy-traffic requests", report.expired_requests);
+                }
+                for line in &report.skipped {
+                    eprintln!("ledger-node: scheduled jobs: skipped {line}");
                 }
             }
             Ok(Err(e)) => eprintln!("ledger-node: scheduled jobs failed: {e:#}"),

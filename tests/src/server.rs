@@ -1,48 +1,109 @@
 //! The HTTP/1.1 server of `ledger-node serve`: hyper on tokio, translating each request
-//! for a fresh component instance and back. It decides nothing about the API.
+//! for a component instance and back. It decides nothing about the API; what it does
+//! decide is how much of the machine one client can hold.
+//!
+//! - **Connections** ([`Limits::max_connections`]): the accept loop takes a permit before
+//!   it accepts, so connections beyond the cap wait in the kernel's listen queue instead
+//!   of failing. Accept errors (out of file descriptors, say) back off and are logged
+//!   once per burst ([`accept`]).
+//! - **Slow and idle clients** ([`connection`]): a request's head must arrive within
+//!   [`Limits::header_timeout`] of its first byte, its body within
+//!   [`Limits::body_timeout`] (else 408), and a keep-alive connection with no request
+//!   for [`Limits::idle_timeout`] is closed.
+//! - **Instances**: the body is read (up to the limit the component sets for the route)
+//!   before the request takes an instance; the component runs on the blocking thread
+//!   pool, at most [`Limits::concurrent_calls`] at once, never on the threads that
+//!   accept and read connections; an instance whose memory grew past a bound is
+//!   dropped after its request ([`Node::checkin`]).
+//! - **Framing**: a body hyper cannot decode (a bad chunk size, an oversized chunk
+//!   extension) is a 400, and the connection is closed after it.
 
-use std::convert::Infallible;
+mod accept;
+mod connection;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
-use crate::host::{self, Node};
+use crate::host::Node;
+
+/// What one client may hold, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// From a request's first byte to the end of its head.
+    pub header_timeout: Duration,
+    /// From the end of a request's head to the end of its body.
+    pub body_timeout: Duration,
+    /// How long a keep-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// Connections open at once; further ones wait to be accepted.
+    pub max_connections: usize,
+    /// Component calls running at once; further requests wait (holding no instance).
+    pub concurrent_calls: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 10_000,
+            concurrent_calls: default_concurrent_calls(),
+        }
+    }
+}
+
+/// Four component calls per core: a call blocks on the store as well as computing.
+fn default_concurrent_calls() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| n.get() * 4)
+}
+
+/// What every connection shares.
+#[derive(Debug)]
+struct Shared {
+    node: Arc<Node>,
+    limits: Limits,
+    calls: Semaphore,
+}
 
 /// Serves `node` on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
     node: Arc<Node>,
+    limits: Limits,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown);
+    let connections = Arc::new(Semaphore::new(limits.max_connections));
+    let shared = Arc::new(Shared { node, limits, calls: Semaphore::new(limits.concurrent_calls.max(1)) });
+    let mut errors = accept::Errors::default();
     loop {
-        let (stream, _peer) = tokio::select! {
+        let permit = tokio::select! {
+            permit = Arc::clone(&connections).acquire_owned() => permit?,
+            () = &mut shutdown => return Ok(()),
+        };
+        let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
+                Ok((stream, _peer)) => {
+                    errors.recovered();
+                    stream
+                }
                 Err(e) => {
-                    eprintln!("ledger-node: accepting a connection failed: {e}");
-                    continue;
+                    let pause = errors.failed(&e);
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => continue,
+                        () = &mut shutdown => return Ok(()),
+                    }
                 }
             },
             () = &mut shutdown => return Ok(()),
         };
         let _ = stream.set_nodelay(true);
-        let node = Arc::clone(&node);
-        tokio::spawn(async move {
-            let service = service_fn(move |request| respond(Arc::clone(&node), request));
-            if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await
-                && !e.is_incomplete_message()
-            {
-                eprintln!("ledger-node: connection error: {e}");
-            }
-        });
+        tokio::spawn(connection::serve(stream, Arc::clone(&shared), permit));
     }
 }
 
@@ -53,113 +114,4 @@ pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)>
     Ok((listener, local))
 }
 
-async fn respond(
-    node: Arc<Node>,
-    request: hyper::Request<Incoming>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    Ok(match translate_and_handle(&node, request).await {
-        Ok(response) => response,
-        Err(e) => {
-            eprintln!("ledger-node: serving a request failed: {e:#}");
-            plain_error(500, "internal error; the operator has been told the cause")
-        }
-    })
-}
-
-async fn translate_and_handle(
-    node: &Node,
-    request: hyper::Request<Incoming>,
-) -> anyhow::Result<hyper::Response<Full<Bytes>>> {
-    let (parts, body) = request.into_parts();
-    let mut instance = node.checkout()?;
-    // A request without a body (most GETs) needs no limit: skip asking the component.
-    let body = if hyper::body::Body::is_end_stream(&body) {
-        Some(Vec::new())
-    } else {
-        let limit = instance.body_limit(parts.method.as_str(), parts.uri.path())?;
-        let declared =
-            parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-        if declared.is_some_and(|len| len > limit) {
-            discard(body).await;
-            None
-        } else {
-            read_within(body, usize::try_from(limit).unwrap_or(usize::MAX)).await?
-        }
-    };
-    let headers = parts
-        .headers
-        .iter()
-        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
-        .collect();
-    let request = host::Request {
-        method: parts.method.as_str().to_owned(),
-        path: parts.uri.path().to_owned(),
-        query: parts.uri.query().unwrap_or("").to_owned(),
-        headers,
-        body,
-    };
-    let response = instance.serve(&request)?;
-    // An instance that took a large body (an ingest batch) has grown its memory to
-    // match; let it go rather than keep that memory in the pool.
-    if request.body.as_ref().is_none_or(|body| body.len() <= REUSE_BODY_LIMIT) {
-        node.checkin(instance);
-    }
-    if let Some(log) = &response.log {
-        eprintln!("ledger-node: {} {} -> {}: {log}", request.method, request.path, response.status);
-    }
-    let mut builder = hyper::Response::builder().status(response.status);
-    for (name, value) in &response.headers {
-        builder = builder.header(name, value);
-    }
-    Ok(builder.body(Full::new(Bytes::from(response.body)))?)
-}
-
-/// Largest request body after which the instance that served it is reused.
-const REUSE_BODY_LIMIT: usize = 1024 * 1024;
-
-/// The whole body if it is at most `limit` bytes; `None` (after discarding the rest)
-/// if it is longer.
-async fn read_within(mut body: Incoming, limit: usize) -> anyhow::Result<Option<Vec<u8>>> {
-    let mut bytes = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| anyhow::anyhow!("reading the request body: {e}"))?;
-        if let Some(data) = frame.data_ref() {
-            if bytes.len() + data.len() > limit {
-                discard(body).await;
-                return Ok(None);
-            }
-            bytes.extend_from_slice(data);
-        }
-    }
-    Ok(Some(bytes))
-}
-
-/// How much of a refused body the server reads and drops, and for how long, so that
-/// a client still sending it gets to read the 413 instead of a reset connection.
-const DISCARD_LIMIT: usize = 256 * 1024 * 1024;
-const DISCARD_TIME: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Reads and drops the rest of a refused body, within [`DISCARD_LIMIT`] and
-/// [`DISCARD_TIME`]; past either, the connection is closed after the response.
-async fn discard(mut body: Incoming) {
-    let drain = async {
-        let mut seen = 0usize;
-        while let Some(Ok(frame)) = body.frame().await {
-            seen += frame.data_ref().map_or(0, |d| d.len());
-            if seen > DISCARD_LIMIT {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(DISCARD_TIME, drain).await;
-}
-
-fn plain_error(status: u16, message: &str) -> hyper::Response<Full<Bytes>> {
-    let body = serde_json::json!({ "error": message }).to_string();
-    let mut response = hyper::Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
-    response
-        .headers_mut()
-        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
-    response
-}
+pub use accept::open_file_budget;

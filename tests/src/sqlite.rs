@@ -405,7 +405,10 @@ impl SqliteStore {
         drop(compressor);
         for (op, body) in ops.iter().zip(bodies) {
             if !apply(&tx, op, body).map_err(backend)? {
-                // Dropping the transaction rolls it back.
+                // Dropping the transaction rolls it back. The key it found may have been
+                // written by another process after the readers' snapshots began: renew
+                // them, so that the caller's next read sees what the write saw.
+                self.epoch.fetch_add(1, Ordering::Release);
                 return Err(WriteError::PreconditionFailed { key: op.key().to_vec() });
             }
         }
@@ -610,6 +613,23 @@ mod tests {
         assert!(matches!(store.write(&batch), Err(WriteError::PreconditionFailed { key }) if key == b"d"));
         assert_eq!(bodies(&store), (1, 1));
         assert_eq!(store.get(b"e").expect("a read"), None);
+    }
+
+    /// Issue 21: two `serve` processes on one file answered 429 where 409 was right,
+    /// because the loser of a put-if-absent race read the claim from a snapshot older
+    /// than the other process's write.
+    #[test]
+    fn a_failed_precondition_is_followed_by_reads_that_see_the_key_another_process_wrote() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("node.sqlite");
+        let (ours, theirs) = (SqliteStore::open(&path).expect("a store"), SqliteStore::open(&path).expect("a store"));
+        // Our readers hold a snapshot from before the other process's write.
+        assert_eq!(ours.get(b"claim").expect("a read"), None);
+        put(&theirs, b"claim", b"theirs");
+        let mut batch = WriteBatch::new();
+        batch.put_if_absent(b"claim".to_vec(), b"ours".to_vec());
+        assert!(matches!(ours.write(&batch), Err(WriteError::PreconditionFailed { .. })));
+        assert_eq!(ours.get(b"claim").expect("a read"), Some(b"theirs".to_vec()));
     }
 
     #[test]

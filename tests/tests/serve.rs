@@ -117,7 +117,12 @@ fn a_bad_configuration_value_stops_the_node_naming_the_variable() {
 #[test]
 fn the_timer_of_serve_expires_buy_traffic_requests_past_their_expiry() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let env = [("LEDGER_NODE_ADMIN_TOKEN", "secret"), ("LEDGER_NODE_JWT_HS256_SECRET", "test-hs256-secret")];
+    // The token below expires in 2099: allow that lifetime.
+    let env = [
+        ("LEDGER_NODE_ADMIN_TOKEN", "secret"),
+        ("LEDGER_NODE_JWT_HS256_SECRET", "test-hs256-secret"),
+        ("LEDGER_NODE_JWT_MAX_TTL_HOURS", "1000000"),
+    ];
     let server = serve_with(&dir.path().join("node.sqlite"), &env, &["--tick-seconds", "1"]);
     let records = concat!(
         r#"{"wallet_user":{"user_id":"alice","party_id":"alice::1220"}}"#,
@@ -159,4 +164,150 @@ fn the_timer_of_serve_expires_buy_traffic_requests_past_their_expiry() {
         assert!(started.elapsed() < Duration::from_secs(30), "the timer did not expire the request: {status}");
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+// Issue 21: slow clients, floods and oversized bodies cannot take the node down.
+
+/// A raw connection to `server`, with reads that give up after `timeout`.
+fn connect(server: &Server, timeout: Duration) -> std::net::TcpStream {
+    let address = server.base.trim_start_matches("http://");
+    let stream = std::net::TcpStream::connect(address).expect("connecting");
+    stream.set_read_timeout(Some(timeout)).expect("a read timeout");
+    stream
+}
+
+/// What the server sends before it closes `stream` or `timeout` passes: the text and
+/// whether it closed.
+fn read_until_closed(stream: &mut std::net::TcpStream, timeout: Duration) -> (String, bool) {
+    use std::io::Read as _;
+    let started = Instant::now();
+    let mut text = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while started.elapsed() < timeout {
+        match stream.read(&mut buffer) {
+            Ok(0) => return (String::from_utf8_lossy(&text).into_owned(), true),
+            Ok(n) => text.extend_from_slice(&buffer[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return (String::from_utf8_lossy(&text).into_owned(), true),
+        }
+    }
+    (String::from_utf8_lossy(&text).into_owned(), false)
+}
+
+fn send(stream: &mut std::net::TcpStream, bytes: &[u8]) {
+    use std::io::Write as _;
+    stream.write_all(bytes).expect("writing to the server");
+}
+
+#[test]
+fn a_request_head_that_trickles_in_is_cut_off_after_the_header_timeout() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve_with(&dir.path().join("node.sqlite"), &[], &["--header-timeout-seconds", "1"]);
+    let mut stream = connect(&server, Duration::from_millis(100));
+    send(&mut stream, b"GET /version HTTP/1.1\r\n");
+    let started = Instant::now();
+    let mut closed = false;
+    // One header byte every 200 ms: the head never completes.
+    while started.elapsed() < Duration::from_secs(8) {
+        use std::io::Write as _;
+        if stream.write_all(b"x").is_err() {
+            closed = true;
+            break;
+        }
+        let (_, gone) = read_until_closed(&mut stream, Duration::from_millis(200));
+        if gone {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "the connection is still open after {:?}", started.elapsed());
+    assert!(started.elapsed() >= Duration::from_millis(800), "closed too early: {:?}", started.elapsed());
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout_not_the_header_timeout() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let args = ["--header-timeout-seconds", "1", "--idle-timeout-seconds", "3"];
+    let server = serve_with(&dir.path().join("node.sqlite"), &[], &args);
+    let mut stream = connect(&server, Duration::from_millis(100));
+    let request = b"GET /version HTTP/1.1\r\nhost: node\r\n\r\n";
+    send(&mut stream, request);
+    let (answer, closed) = read_until_closed(&mut stream, Duration::from_millis(1500));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(!closed, "closed after 1.5 s idle, before the idle timeout");
+    // Still open past the header timeout: a second request on it is answered.
+    let sent = Instant::now();
+    send(&mut stream, request);
+    let (answer, closed) = read_until_closed(&mut stream, Duration::from_secs(10));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(closed, "an idle connection was not closed");
+    assert!(sent.elapsed() >= Duration::from_millis(2500), "closed {:?} after the request", sent.elapsed());
+}
+
+#[test]
+fn a_body_that_does_not_arrive_in_time_is_answered_408() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve_with(&dir.path().join("node.sqlite"), &[], &["--body-timeout-seconds", "1"]);
+    let mut stream = connect(&server, Duration::from_millis(100));
+    send(&mut stream, b"POST /v0/backfilling/migration-info HTTP/1.1\r\nhost: node\r\ncontent-length: 100\r\n\r\n{");
+    let (answer, closed) = read_until_closed(&mut stream, Duration::from_secs(8));
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains(r#"{"error":"the request body did not arrive within 1 s"#), "{answer}");
+    assert!(closed, "the connection stays open after a body it could not read");
+}
+
+#[test]
+fn malformed_chunked_framing_is_a_400_not_a_500() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve(&dir.path().join("node.sqlite"), &[]);
+    let head = "POST /v0/backfilling/migration-info HTTP/1.1\r\nhost: node\r\ntransfer-encoding: chunked\r\n\r\n";
+    let overflow = format!("{head}fffffffffffffffffffff\r\n{{}}\r\n0\r\n\r\n");
+    let extension = format!("{head}2;{}\r\n{{}}\r\n0\r\n\r\n", "x".repeat(100_000));
+    for body in [overflow, extension] {
+        let mut stream = connect(&server, Duration::from_millis(100));
+        send(&mut stream, body.as_bytes());
+        let (answer, _) = read_until_closed(&mut stream, Duration::from_secs(5));
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(answer.contains(r#"{"error":"the request body is malformed"#), "{answer}");
+    }
+}
+
+#[test]
+fn connections_beyond_the_cap_wait_and_are_served_when_one_closes() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve_with(&dir.path().join("node.sqlite"), &[], &["--max-connections", "2"]);
+    let held: Vec<std::net::TcpStream> = (0..2).map(|_| connect(&server, Duration::from_millis(100))).collect();
+    // Both accepted connections are idle; the third waits in the listen queue.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut waiting = connect(&server, Duration::from_millis(100));
+    send(&mut waiting, b"GET /version HTTP/1.1\r\nhost: node\r\nconnection: close\r\n\r\n");
+    let (answer, _) = read_until_closed(&mut waiting, Duration::from_secs(1));
+    assert_eq!(answer, "", "answered beyond the cap");
+    drop(held);
+    let (answer, _) = read_until_closed(&mut waiting, Duration::from_secs(10));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[test]
+fn an_instance_that_grew_on_a_large_body_is_dropped_not_pooled() {
+    use ledger_node::backend::Backend;
+    use ledger_node::host::{self, Node, Options, Request};
+    let node = Node::new(&host::engine().expect("an engine"), Backend::memory(), Options::default()).expect("a node");
+    let request = |method: &str, path: &str, body: Vec<u8>| Request {
+        method: method.into(),
+        path: path.into(),
+        query: String::new(),
+        headers: Vec::new(),
+        body: Some(body),
+    };
+    assert_eq!(node.serve(&request("GET", "/version", Vec::new())).expect("served").status, 200);
+    assert_eq!(node.idle_instances(), 1, "a small request's instance goes back to the pool");
+    let mut instance = node.checkout().expect("the pooled instance");
+    // Just under the 1 MiB body limit: a JSON string the component reads whole.
+    let large = format!(r#"{{"migration_id":0,"x":"{}"}}"#, "a".repeat(1_000_000)).into_bytes();
+    let before = instance.memory_bytes();
+    let response = instance.serve(&request("POST", "/v0/backfilling/migration-info", large)).expect("served");
+    assert!(instance.memory_bytes() > host::POOLED_MEMORY_LIMIT, "grew from {before} to {}", instance.memory_bytes());
+    node.checkin(instance);
+    assert_eq!(node.idle_instances(), 0, "answered {}; the grown instance was pooled", response.status);
 }

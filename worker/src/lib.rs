@@ -11,8 +11,9 @@
 //! 3. runs [`ledger_node_core::handle`] over [`CachedStore`]: the D1 database bound as
 //!    `DB` ([`D1Store`], authoritative), with update bodies cached in the isolate's
 //!    memory and in the KV namespace bound as `CACHE`;
-//! 4. logs a 5xx's [`ledger_node_core::Response::log`] with `console.error` and
-//!    translates the response back;
+//! 4. logs a response's [`ledger_node_core::Response::log`] (a 5xx's cause with
+//!    `console.error`, other operator notes with `console.log`) and translates the
+//!    response back;
 //! 5. hands the KV puts of bodies it read from D1 to `ctx.wait_until`, so that they run
 //!    after the response.
 //!
@@ -20,7 +21,9 @@
 //! `Router` here.
 //!
 //! The `scheduled` handler (the cron trigger of `wrangler.toml`, every minute) runs the
-//! node's scheduled jobs, [`ledger_node_core::wallet::tick`], over the same store.
+//! node's scheduled jobs, [`ledger_node_core::wallet::tick`], over the same store; a
+//! record the jobs could not read is logged and skipped, so one bad record never stops
+//! the jobs of the others, nor any later run.
 //!
 //! ## The body cache
 //!
@@ -79,6 +82,8 @@ async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> 
             response.status,
             response.log.as_deref().unwrap_or("(no detail)")
         );
+    } else if let Some(log) = &response.log {
+        console_log!("{} {} answered {}: {log}", request.inner().method(), request.path(), response.status);
     }
     convert::response(response)
 }
@@ -89,10 +94,14 @@ async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> 
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleContext) {
     match tick(&env).await {
-        Ok(report) if report.expired_requests > 0 => {
-            console_log!("scheduled jobs: expired {} buy-traffic requests", report.expired_requests)
+        Ok(report) => {
+            if report.expired_requests > 0 {
+                console_log!("scheduled jobs: expired {} buy-traffic requests", report.expired_requests);
+            }
+            for line in &report.skipped {
+                console_error!("scheduled jobs: skipped {line}");
+            }
         }
-        Ok(_) => {}
         Err(Error::Store(e)) => console_error!("scheduled jobs failed: store: {e}"),
         Err(e) => console_error!("scheduled jobs failed: {e}"),
     }

@@ -41,6 +41,8 @@ pub fn test_config() -> Vec<(String, String)> {
         ("LEDGER_NODE_ALLOW_RESET", "true"),
         ("LEDGER_NODE_JWT_HS256_SECRET", "test-hs256-secret"),
         ("LEDGER_NODE_SNAPSHOT_PERIOD_HOURS", "3"),
+        // The scenarios' tokens expire in 2099, against a clock fixed in 2024.
+        ("LEDGER_NODE_JWT_MAX_TTL_HOURS", "1000000"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.to_owned()))

@@ -145,7 +145,7 @@ impl ComponentTarget {
         let (listener, addr) =
             self.runtime.block_on(server::bind("127.0.0.1:0".parse().expect("an address"))).expect("binding");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        self.runtime.spawn(server::serve(listener, node, async move {
+        self.runtime.spawn(server::serve(listener, node, server::Limits::default(), async move {
             let _ = stopped.await;
         }));
         self.server = Some((HttpClient::new(format!("http://{addr}")), stop));
