@@ -1,10 +1,13 @@
 //! Timestamps and dates: microseconds (and days) since the Unix epoch, UTC.
 //!
-//! Every timestamp on the wire is RFC 3339 in UTC with exactly six fractional digits
-//! (`2024-09-20T13:31:29.552807Z`). Parsing accepts any RFC 3339 timestamp with up to
-//! six fractional digits and a `Z` or numeric offset, and normalises it to UTC.
+//! Every timestamp the node writes is RFC 3339 in UTC with exactly six fractional digits
+//! (`2024-09-20T13:31:29.552807Z`). Parsing, in requests and at ingest alike, accepts any
+//! RFC 3339 timestamp with 0 to 9 fractional digits and a `Z` or numeric offset, and
+//! normalises it to UTC. Times have microsecond resolution: the seventh to ninth digits
+//! (a nanosecond clock's) must be zero, else the text is refused
+//! ([`TimeError::BeyondMicros`]) rather than silently truncated.
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use core::fmt;
 
 use crate::json::short::{Short, ShortText};
@@ -28,13 +31,29 @@ pub struct Timestamp(i64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Date(i32);
 
+/// Most fractional digits a timestamp may have (nanoseconds).
+const MAX_FRACTION_DIGITS: usize = 9;
+/// Fractional digits the node keeps (microseconds).
+const KEPT_FRACTION_DIGITS: usize = 6;
+
 /// Why a timestamp or date was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TimeError(&'static str);
+pub enum TimeError {
+    /// Not of the accepted form, or out of range; the message says which.
+    Invalid(&'static str),
+    /// A well-formed timestamp (the text, at most 35 bytes) with a nonzero seventh,
+    /// eighth or ninth fractional digit, which microseconds cannot hold.
+    BeyondMicros(String),
+}
 
 impl fmt::Display for TimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
+        match self {
+            TimeError::Invalid(message) => f.write_str(message),
+            TimeError::BeyondMicros(text) => {
+                write!(f, "{text} has a nonzero digit beyond the microsecond; times have microsecond resolution")
+            }
+        }
     }
 }
 
@@ -52,7 +71,7 @@ impl Timestamp {
         if (Self::MIN.0..=Self::MAX.0).contains(&micros) {
             Ok(Timestamp(micros))
         } else {
-            Err(TimeError("timestamp out of range (years 1 to 9999)"))
+            Err(TimeError::Invalid("timestamp out of range (years 1 to 9999)"))
         }
     }
 
@@ -60,7 +79,7 @@ impl Timestamp {
     pub fn from_unix_seconds(seconds: i64) -> Result<Self, TimeError> {
         seconds
             .checked_mul(MICROS_PER_SECOND)
-            .ok_or(TimeError("timestamp out of range (years 1 to 9999)"))
+            .ok_or(TimeError::Invalid("timestamp out of range (years 1 to 9999)"))
             .and_then(Self::from_micros)
     }
 
@@ -69,9 +88,10 @@ impl Timestamp {
         self.0
     }
 
-    /// Parses an RFC 3339 timestamp (`YYYY-MM-DDTHH:MM:SS[.ffffff](Z|±HH:MM)`).
+    /// Parses an RFC 3339 timestamp (`YYYY-MM-DDTHH:MM:SS[.fffffffff](Z|±HH:MM)`, 1 to 9
+    /// fractional digits, those beyond the sixth zero).
     pub fn parse(text: &str) -> Result<Self, TimeError> {
-        const BAD: TimeError = TimeError("expected an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z");
+        const BAD: TimeError = TimeError::Invalid("expected an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z");
         let b = text.as_bytes();
         if b.len() < 20 {
             return Err(BAD);
@@ -84,27 +104,9 @@ impl Timestamp {
         let minute = digits(b, 14, 2).ok_or(BAD)?;
         let second = digits(b, 17, 2).ok_or(BAD)?;
         if hour > 23 || minute > 59 || second > 59 {
-            return Err(TimeError("time of day out of range"));
+            return Err(TimeError::Invalid("time of day out of range"));
         }
-        let mut pos = 19;
-        let mut fraction = 0i64;
-        if b.get(pos) == Some(&b'.') {
-            pos += 1;
-            let start = pos;
-            while let Some(d) = b.get(pos).filter(|d| d.is_ascii_digit()) {
-                if pos - start >= 6 {
-                    return Err(TimeError("timestamps have at most six fractional digits (microseconds)"));
-                }
-                fraction = fraction * 10 + i64::from(d - b'0');
-                pos += 1;
-            }
-            if pos == start {
-                return Err(BAD);
-            }
-            for _ in (pos - start)..6 {
-                fraction *= 10;
-            }
-        }
+        let (fraction, beyond_micros, pos) = fraction(b, 19)?;
         let offset_seconds = match b.get(pos) {
             Some(b'Z' | b'z') if pos + 1 == b.len() => 0,
             Some(sign @ (b'+' | b'-')) if pos + 6 == b.len() && b.get(pos + 3) == Some(&b':') => {
@@ -119,7 +121,13 @@ impl Timestamp {
             _ => return Err(BAD),
         };
         let seconds = i64::from(date.0) * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offset_seconds;
-        Self::from_micros(seconds * MICROS_PER_SECOND + fraction)
+        let timestamp = Self::from_micros(seconds * MICROS_PER_SECOND + fraction)?;
+        if beyond_micros {
+            // Checked last, so that the text is a whole, well-formed timestamp (at most
+            // 35 bytes) before the error copies it.
+            return Err(TimeError::BeyondMicros(text.to_string()));
+        }
+        Ok(timestamp)
     }
 
     /// The day this timestamp falls on (UTC).
@@ -157,7 +165,7 @@ impl Date {
             // The range check keeps the value within i32.
             Ok(Date(days as i32))
         } else {
-            Err(TimeError("date out of range (years 1 to 9999)"))
+            Err(TimeError::Invalid("date out of range (years 1 to 9999)"))
         }
     }
 
@@ -168,7 +176,7 @@ impl Date {
 
     /// Parses `YYYY-MM-DD`.
     pub fn parse(text: &str) -> Result<Self, TimeError> {
-        const BAD: TimeError = TimeError("expected a date such as 2024-09-20");
+        const BAD: TimeError = TimeError::Invalid("expected a date such as 2024-09-20");
         let b = text.as_bytes();
         if b.len() != 10 || b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
             return Err(BAD);
@@ -177,7 +185,7 @@ impl Date {
         let month = digits(b, 5, 2).ok_or(BAD)?;
         let day = digits(b, 8, 2).ok_or(BAD)?;
         if year == 0 || !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-            return Err(TimeError("no such calendar date"));
+            return Err(TimeError::Invalid("no such calendar date"));
         }
         Self::from_days(days_from_civil(year, month, day))
     }
@@ -239,6 +247,31 @@ fn days_in_month(year: i64, month: i64) -> i64 {
         4 | 6 | 9 | 11 => 30,
         _ => 31,
     }
+}
+
+/// The optional fraction of seconds at `start` (`.` and 1 to 9 digits): its
+/// microseconds, whether a digit beyond the sixth is nonzero, and where it ends.
+fn fraction(b: &[u8], start: usize) -> Result<(i64, bool, usize), TimeError> {
+    if b.get(start) != Some(&b'.') {
+        return Ok((0, false, start));
+    }
+    let first = start + 1;
+    let count = b.get(first..).unwrap_or_default().iter().take_while(|d| d.is_ascii_digit()).count();
+    if count == 0 {
+        return Err(TimeError::Invalid("expected digits after the decimal point of the seconds"));
+    }
+    if count > MAX_FRACTION_DIGITS {
+        return Err(TimeError::Invalid(
+            "timestamps have at most nine fractional digits, and those beyond the sixth must be zero",
+        ));
+    }
+    let digits = b.get(first..first + count).unwrap_or_default();
+    let (kept, beyond) = digits.split_at(count.min(KEPT_FRACTION_DIGITS));
+    let mut micros = kept.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0'));
+    for _ in kept.len()..KEPT_FRACTION_DIGITS {
+        micros *= 10;
+    }
+    Ok((micros, beyond.iter().any(|d| *d != b'0'), first + count))
 }
 
 /// The decimal number in `len` ASCII digits at `start`, if they are all digits.
@@ -304,12 +337,59 @@ mod tests {
     }
 
     #[test]
+    fn zero_to_nine_fractional_digits_are_accepted_when_nothing_is_beyond_the_microsecond() {
+        let base = 1_726_839_089_000_000;
+        let cases = [
+            ("2024-09-20T13:31:29Z", 0),
+            ("2024-09-20T13:31:29.5Z", 500_000),
+            ("2024-09-20T13:31:29.55Z", 550_000),
+            ("2024-09-20T13:31:29.552Z", 552_000),
+            ("2024-09-20T13:31:29.5528Z", 552_800),
+            ("2024-09-20T13:31:29.55280Z", 552_800),
+            ("2024-09-20T13:31:29.552807Z", 552_807),
+            ("2024-09-20T13:31:29.5528070Z", 552_807),
+            ("2024-09-20T13:31:29.55280700Z", 552_807),
+            ("2024-09-20T13:31:29.552807000Z", 552_807),
+            ("2024-09-20T15:31:29.552807000+02:00", 552_807),
+            ("9999-12-31T23:59:59.999999000Z", Timestamp::MAX.micros() - base),
+        ];
+        for (text, micros) in cases {
+            let ts = Timestamp::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(ts.micros() - base, micros, "{text}");
+        }
+        let nine = Timestamp::parse("2024-09-20T13:31:29.552807000Z").unwrap();
+        assert_eq!(nine.to_string(), "2024-09-20T13:31:29.552807Z");
+    }
+
+    #[test]
+    fn a_nonzero_digit_beyond_the_microsecond_is_refused_naming_the_text() {
+        for text in [
+            "2024-01-01T00:00:00.0000001Z",
+            "2024-01-01T00:00:00.00000001Z",
+            "2024-01-01T00:00:00.000000001Z",
+            "2024-09-20T13:31:29.552807999+02:00",
+        ] {
+            let error = Timestamp::parse(text).unwrap_err();
+            assert_eq!(error, TimeError::BeyondMicros(text.into()));
+            assert_eq!(
+                error.to_string(),
+                alloc::format!("{text} has a nonzero digit beyond the microsecond; times have microsecond resolution")
+            );
+        }
+        // A malformed text with such a digit is malformed first.
+        for text in ["2024-01-01T00:00:00.0000001", "2024-13-01T00:00:00.0000001Z", "2024-01-01T00:00:00.0000001Zx"] {
+            assert!(matches!(Timestamp::parse(text), Err(TimeError::Invalid(_))), "{text}");
+        }
+    }
+
+    #[test]
     fn malformed_timestamps_are_refused() {
         for text in [
             "",
             "2024-09-20",
             "2024-09-20T13:31:29",
-            "2024-09-20T13:31:29.1234567Z",
+            "2024-09-20T13:31:29.1234567890Z",
+            "2024-09-20T13:31:29.0000000000Z",
             "2024-13-20T13:31:29Z",
             "2023-02-29T00:00:00Z",
             "2024-09-20T24:00:00Z",

@@ -18,7 +18,9 @@
 //! and written only when a migration's first snapshot changes (its min moved back, or
 //! its max passed its first boundary), which is rare.
 //!
-//! A 404 names the time as normalised: `No snapshots found after
+//! `after` is an RFC 3339 timestamp with 0 to 9 fractional digits, those beyond the
+//! sixth zero ([`Timestamp::parse`]); a nonzero one is a 400 that names the parameter and
+//! the text. A 404 names the time as normalised: `No snapshots found after
 //! 2024-01-01T00:00:00.000000Z`.
 
 use alloc::format;
@@ -31,7 +33,7 @@ use crate::http::{Response, query_param};
 use crate::keys::{self, Key};
 use crate::ledger::stage::Stage;
 use crate::store::{Scan, Store, prefix_end};
-use crate::time::Timestamp;
+use crate::time::{TimeError, Timestamp};
 
 use super::migrations::{Range, migration_range_key};
 
@@ -90,8 +92,11 @@ fn required(query: &str, name: &str, shape: &str) -> Result<alloc::string::Strin
 fn parse_query(query: &str) -> Result<(Timestamp, i64), Error> {
     const TIME: &str = "an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z";
     let after = required(query, "after", TIME)?;
-    let after = Timestamp::parse(&after)
-        .map_err(|e| Error::BadRequest(format!("query parameter after must be {TIME}, not {after:?}: {e}")))?;
+    let after = Timestamp::parse(&after).map_err(|e| match e {
+        // The error names the text already.
+        TimeError::BeyondMicros(_) => Error::BadRequest(format!("query parameter after: {e}")),
+        TimeError::Invalid(_) => Error::BadRequest(format!("query parameter after must be {TIME}, not {after:?}: {e}")),
+    })?;
     let migration_id = required(query, "migration_id", "an integer (int64)")?;
     let migration_id = migration_id.parse::<i64>().map_err(|_| {
         Error::BadRequest(format!("query parameter migration_id must be an integer (int64), not {migration_id:?}"))
@@ -175,10 +180,17 @@ mod tests {
     #[test]
     fn query_parameters_are_required_and_named() {
         assert!(parse_query("after=2024-01-01T00:00:00Z&migration_id=2").is_ok());
+        let nine_digits = parse_query("after=2024-01-01T00:00:00.000001000Z&migration_id=2").unwrap();
+        assert_eq!(nine_digits, (Timestamp::from_micros(1_704_067_200_000_001).unwrap(), 2));
         let cases = [
             ("migration_id=1", "query parameter after is required"),
             ("after=yesterday&migration_id=1", "query parameter after must be"),
             ("after=2024-01-01T00:00:00Z", "query parameter migration_id is required"),
+            (
+                "after=2024-01-01T00:00:00.0000001Z&migration_id=1",
+                "query parameter after: 2024-01-01T00:00:00.0000001Z has a nonzero digit beyond the microsecond; \
+                 times have microsecond resolution",
+            ),
             ("after=2024-01-01T00:00:00Z&migration_id=one", "query parameter migration_id must be an integer"),
         ];
         for (query, want) in cases {

@@ -439,7 +439,8 @@ mod tests {
             (
                 "/record_time",
                 Some(json!("2024-09-20T13:31:29.1234567Z")),
-                "record_time: timestamps have at most six fractional digits (microseconds)",
+                "record_time: 2024-09-20T13:31:29.1234567Z has a nonzero digit beyond the microsecond; \
+                 times have microsecond resolution",
             ),
             ("/record_time", Some(json!(1_726_839_089_552_807i64)), "record_time: expected a string, found a number"),
             ("/synchronizer_id", Some(json!("")), "synchronizer_id: must not be empty"),
