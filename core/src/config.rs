@@ -13,7 +13,7 @@
 //! | `LEDGER_NODE_JWT_AUDIENCE` | required `aud` of wallet tokens; unset: not checked | unset |
 //! | `LEDGER_NODE_JWT_MAX_TTL_HOURS` | the furthest ahead a wallet token's `exp` may be, whole hours, at least 1 | 24 |
 //! | `LEDGER_NODE_SNAPSHOT_PERIOD_HOURS` | snapshot cadence, 1 to 24 hours | 3 |
-//! | `LEDGER_NODE_NAMES_ROOT` / `LEDGER_NODE_NAMES_COIN` | template naming | `Platform` / `Coin` |
+//! | `LEDGER_NODE_NAMES_ROOT` / `LEDGER_NODE_NAMES_COIN` | template naming; the coin also spells the price votes path and field and the coin rules context key ([`crate::names`]) | `Platform` / `Coin` |
 //! | `LEDGER_NODE_ALLOW_RESET` | whether `POST /v0/admin/reset` may wipe the node | `false` |
 
 use alloc::string::{String, ToString};
@@ -35,6 +35,11 @@ pub const SNAPSHOT_PERIOD_HOURS: &str = "LEDGER_NODE_SNAPSHOT_PERIOD_HOURS";
 pub const NAMES_ROOT: &str = "LEDGER_NODE_NAMES_ROOT";
 /// Currency word of template names.
 pub const NAMES_COIN: &str = "LEDGER_NODE_NAMES_COIN";
+/// The module root of template names when [`NAMES_ROOT`] is unset.
+pub const DEFAULT_ROOT: &str = "Platform";
+/// The currency word when [`NAMES_COIN`] is unset.
+pub const DEFAULT_COIN: &str = "Coin";
+
 /// Whether `POST /v0/admin/reset` may wipe the node's state.
 pub const ALLOW_RESET: &str = "LEDGER_NODE_ALLOW_RESET";
 
@@ -89,7 +94,8 @@ impl fmt::Debug for Config {
     }
 }
 
-/// How the network spells its template names (DESIGN section 2).
+/// How the network spells its template names ([`crate::names`]), and the API
+/// spellings that follow the currency word ([`crate::names::ApiNames`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Names {
     /// Module root, `Platform` by default.
@@ -122,7 +128,7 @@ impl Default for Config {
             jwt_audience: None,
             jwt_max_ttl_hours: 24,
             snapshot_period_hours: 3,
-            names: Names { root: "Platform".into(), coin: "Coin".into() },
+            names: Names { root: DEFAULT_ROOT.into(), coin: DEFAULT_COIN.into() },
             allow_reset: false,
         }
     }

@@ -9,13 +9,15 @@
 //! ## The rules, in the order they are checked
 //!
 //! 0. The body is a `GetChoiceContextRequest` ([`ContextRequest::parse`]); anything else,
-//!    or a `meta` key that the node sets itself ([`RESERVED_KEYS`]), is a 400.
+//!    or a `meta` key that the node sets itself ([`reserved_keys`]), is a 400.
 //! 1. `id` must be an active transfer instruction (matched by qualified template name,
 //!    the package id ignored): else 404.
 //! 2. Its locked coin (payload field `locked<Coin>`) no longer active: for reject and
 //!    withdraw the context is `expire-lock = false` and nothing is disclosed (there is no
 //!    lock left to expire); for accept, which needs the coin, a 404 that names it.
-//! 3. Otherwise the values are `coin-rules`, `open-round` (the open round in use: the
+//! 3. Otherwise the values are `{coin}-rules` (`coin-rules` by default, `amulet-rules`
+//!    for the coin `Amulet`: the configured currency word in lower case,
+//!    [`crate::names::ApiNames`]), `open-round` (the open round in use: the
 //!    active open round with the highest `round.number` whose `opensAt` is not after
 //!    now; none is a 404), `external-party-config-state` (only when one is active) and
 //!    `expire-lock = true`, and the disclosed contracts are, in this order, coin rules,
@@ -70,21 +72,23 @@ use crate::error::Error;
 use crate::http::Response;
 use crate::ids;
 use crate::ledger::contracts::{self, ContractRecord, Creation, Location};
-use crate::names::TemplateNames;
+use crate::names::{ApiNames, TemplateNames};
 use crate::route::TransferChoice;
 use crate::service::Env;
 use crate::store::{Scan, Store};
 use crate::time::Timestamp;
 use crate::update::TemplateId;
 
-/// Context keys the node sets itself; a `meta` key may not be one of them.
-pub const RESERVED_KEYS: [&str; 4] = [COIN_RULES, OPEN_ROUND, EXTERNAL_PARTY_CONFIG_STATE, EXPIRE_LOCK];
+/// Context keys the node sets itself, given its coin rules key (`coin-rules` by
+/// default); a `meta` key may not be one of them.
+pub fn reserved_keys(rules_key: &str) -> [&str; 4] {
+    [rules_key, OPEN_ROUND, EXTERNAL_PARTY_CONFIG_STATE, EXPIRE_LOCK]
+}
 
 /// The most active contracts of one template (coin rules, open rounds, external party
 /// config states) the registry reads per request.
 pub const SCAN_LIMIT: u32 = 100;
 
-const COIN_RULES: &str = "coin-rules";
 const OPEN_ROUND: &str = "open-round";
 const EXTERNAL_PARTY_CONFIG_STATE: &str = "external-party-config-state";
 const EXPIRE_LOCK: &str = "expire-lock";
@@ -99,8 +103,9 @@ pub struct ContextRequest {
 }
 
 impl ContextRequest {
-    /// Parses the request body; see the module docs for what is accepted.
-    pub fn parse(body: &[u8]) -> Result<Self, Error> {
+    /// Parses the request body for a node whose coin rules key is `rules_key`; see the
+    /// module docs for what is accepted.
+    pub fn parse(body: &[u8], rules_key: &str) -> Result<Self, Error> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(bad("request body required: a GetChoiceContextRequest JSON object; {} will do"));
         }
@@ -123,7 +128,7 @@ impl ContextRequest {
                     let Some(value) = value.as_str() else {
                         return Err(Error::BadRequest(format!("meta[{key:?}]: expected a string")));
                     };
-                    if RESERVED_KEYS.contains(&key) {
+                    if reserved_keys(rules_key).contains(&key) {
                         return Err(Error::BadRequest(format!(
                             "meta[{key:?}]: reserved key; the node sets {key:?} in the choice context itself"
                         )));
@@ -205,7 +210,8 @@ pub async fn choice_context<S: Store>(
     choice: TransferChoice,
     body: &[u8],
 ) -> Result<Response, Error> {
-    let request = ContextRequest::parse(body)?;
+    let api_names = ApiNames::new(&env.config.names);
+    let request = ContextRequest::parse(body, &api_names.rules_context_key)?;
     let instruction_id = ids::path_id(raw_id, "transfer_instruction_id")?;
     let context = build(store, env, &instruction_id, choice, &request).await?;
     Ok(Response::ok(&context))
@@ -276,7 +282,7 @@ pub async fn build<S: Store>(
     let config = latest(pick(&config_ids));
 
     let mut values = Map::new();
-    values.insert(COIN_RULES.into(), contract_id_value(&coin_rules.contract_id));
+    values.insert(ApiNames::new(&env.config.names).rules_context_key, contract_id_value(&coin_rules.contract_id));
     values.insert(OPEN_ROUND.into(), contract_id_value(&open_round.contract_id));
     if let Some(config) = &config {
         values.insert(EXTERNAL_PARTY_CONFIG_STATE.into(), contract_id_value(&config.contract_id));
@@ -387,7 +393,7 @@ mod tests {
     use crate::store::MemoryStore;
 
     fn parse(body: &str) -> Result<ContextRequest, Error> {
-        ContextRequest::parse(body.as_bytes())
+        ContextRequest::parse(body.as_bytes(), "coin-rules")
     }
 
     #[test]
@@ -558,6 +564,23 @@ mod tests {
         let ctx = context_with(&store, TransferChoice::Accept, config).unwrap();
         let ids: Vec<&str> = ctx.disclosed_contracts.iter().map(|c| c.contract_id.as_str()).collect();
         assert_eq!(ids, ["rules", "r1", "coin"]);
+        let values = ctx.choice_context_data["values"].as_object().unwrap();
+        assert_eq!(values["amulet-rules"], json!({"tag": "AV_ContractId", "value": "rules"}));
+        assert!(!values.contains_key("coin-rules"));
         assert!(matches!(context(&store, TransferChoice::Accept), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn the_reserved_coin_rules_key_follows_the_coin() {
+        let amulet = |body: &str| ContextRequest::parse(body.as_bytes(), "amulet-rules");
+        match amulet(r#"{"meta":{"amulet-rules":"x"}}"#) {
+            Err(Error::BadRequest(message)) => {
+                assert!(message.contains("meta[\"amulet-rules\"]: reserved key"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // Not a key this node sets: it is the client's metadata.
+        let request = amulet(r#"{"meta":{"coin-rules":"x"}}"#).unwrap();
+        assert_eq!(request.meta.get("coin-rules").map(String::as_str), Some("x"));
     }
 }

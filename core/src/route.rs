@@ -10,7 +10,7 @@
 //! | POST | `/v0/backfilling/migration-info` | [`Route::MigrationInfo`] |
 //! | GET | `/v0/state/acs/snapshot-timestamp-after` | [`Route::SnapshotTimestampAfter`] |
 //! | GET | `/v0/closed-rounds` | [`Route::ClosedRounds`] |
-//! | GET | `/v0/coin-price/votes` | [`Route::CoinPriceVotes`] |
+//! | GET | `/v0/{coin}-price/votes` | [`Route::CoinPriceVotes`] |
 //! | GET | `/v0/domains/{domain_id}/parties/{party_id}/participant-id` | [`Route::PartyParticipant`] |
 //! | GET | `/v0/roll-forward-lsu` | [`Route::RollForwardLsu`] |
 //! | POST | `/registry/transfer-instruction/v2/{id}/choice-contexts/{reject,accept,withdraw}` | [`Route::ChoiceContext`] |
@@ -22,11 +22,16 @@
 //! | POST | `/v0/admin/store-check` | [`Route::AdminStoreCheck`] |
 //! | POST | `/v0/admin/reset` | [`Route::AdminReset`] |
 //!
+//! `{coin}` is the configured currency word in lower case (`coin` by default, `amulet`
+//! for `LEDGER_NODE_NAMES_COIN=Amulet`; [`crate::names::ApiNames`]); only that spelling
+//! is routed.
+//!
 //! A path that matches no row is a 404; a path that matches a row with another
 //! method is a 405 that lists the allowed method. Path parameters are returned still
 //! percent-encoded; [`crate::http::percent_decode`] decodes them.
 
 use crate::http::Method;
+use crate::names::is_price_segment;
 
 /// Which version of the update-by-id endpoint was asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +73,7 @@ pub enum Route<'a> {
     SnapshotTimestampAfter,
     /// `GET /v0/closed-rounds`
     ClosedRounds,
-    /// `GET /v0/coin-price/votes`
+    /// `GET /v0/{coin}-price/votes`
     CoinPriceVotes,
     /// `GET /v0/domains/{domain_id}/parties/{party_id}/participant-id`
     PartyParticipant {
@@ -118,9 +123,10 @@ pub enum RouteError {
 }
 
 impl<'a> Route<'a> {
-    /// Routes `method` and `path` (no query string).
-    pub fn parse(method: &Method, path: &'a str) -> Result<Route<'a>, RouteError> {
-        let (route, allowed) = Self::match_path(path).ok_or(RouteError::NotFound)?;
+    /// Routes `method` and `path` (no query string) for a node whose currency word is
+    /// `coin` (`Config::names.coin`), which spells the price votes path.
+    pub fn parse(method: &Method, path: &'a str, coin: &str) -> Result<Route<'a>, RouteError> {
+        let (route, allowed) = Self::match_path(path, coin).ok_or(RouteError::NotFound)?;
         let method_ok = match allowed {
             "GET" => matches!(method, Method::Get | Method::Head),
             _ => method.as_str() == allowed,
@@ -129,7 +135,7 @@ impl<'a> Route<'a> {
     }
 
     /// The route a path names, with the one method it answers to.
-    fn match_path(path: &'a str) -> Option<(Route<'a>, &'static str)> {
+    fn match_path(path: &'a str, coin: &str) -> Option<(Route<'a>, &'static str)> {
         let rest = path.strip_prefix('/')?;
         let mut parts = rest.split('/');
         let mut seg = [""; 8];
@@ -153,7 +159,7 @@ impl<'a> Route<'a> {
             ["v0", "backfilling", "migration-info"] => (MigrationInfo, "POST"),
             ["v0", "state", "acs", "snapshot-timestamp-after"] => (SnapshotTimestampAfter, "GET"),
             ["v0", "closed-rounds"] => (ClosedRounds, "GET"),
-            ["v0", "coin-price", "votes"] => (CoinPriceVotes, "GET"),
+            ["v0", price, "votes"] if is_price_segment(price, coin) => (CoinPriceVotes, "GET"),
             ["v0", "domains", domain_id, "parties", party_id, "participant-id"] => {
                 (PartyParticipant { domain_id, party_id }, "GET")
             }
@@ -189,7 +195,10 @@ mod tests {
 
     macro_rules! route {
         ($method:expr, $path:expr => $expected:expr) => {
-            assert_eq!(Route::parse(&$method, $path), $expected, "{} {}", $method.as_str(), $path)
+            route!($method, $path, "Coin" => $expected)
+        };
+        ($method:expr, $path:expr, $coin:expr => $expected:expr) => {
+            assert_eq!(Route::parse(&$method, $path, $coin), $expected, "{} {} ({})", $method.as_str(), $path, $coin)
         };
     }
 
@@ -225,6 +234,19 @@ mod tests {
         route!(Get, "/v0/admin/ingest" => Err(RouteError::MethodNotAllowed { allowed: "POST" }));
         route!(Method::Delete, "/v2/updates/x" => Err(RouteError::MethodNotAllowed { allowed: "GET" }));
         route!(Method::Other("BREW".into()), "/version" => Err(RouteError::MethodNotAllowed { allowed: "GET" }));
+    }
+
+    #[test]
+    fn the_price_votes_path_follows_the_configured_coin() {
+        route!(Get, "/v0/amulet-price/votes", "Amulet" => Ok(Route::CoinPriceVotes));
+        route!(Method::Head, "/v0/amulet-price/votes", "Amulet" => Ok(Route::CoinPriceVotes));
+        route!(Post, "/v0/amulet-price/votes", "Amulet" => Err(RouteError::MethodNotAllowed { allowed: "GET" }));
+        // Another network's spelling is not this node's path, whatever the method.
+        route!(Get, "/v0/coin-price/votes", "Amulet" => Err(RouteError::NotFound));
+        route!(Post, "/v0/coin-price/votes", "Amulet" => Err(RouteError::NotFound));
+        route!(Get, "/v0/amulet-price/votes", "Coin" => Err(RouteError::NotFound));
+        route!(Get, "/v0/Amulet-price/votes", "Amulet" => Err(RouteError::NotFound));
+        route!(Get, "/v0/-price/votes", "Amulet" => Err(RouteError::NotFound));
     }
 
     #[test]

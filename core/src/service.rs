@@ -5,11 +5,12 @@
 //! (413), authentication (401, 403), then parses and serves.
 
 use crate::admin;
-use crate::config::Config;
+use crate::config::{Config, DEFAULT_COIN};
 use crate::error::Error;
 use crate::http::{Body, Method, Request, Response};
 use crate::ingest;
 use crate::ledger;
+use crate::names::ApiNames;
 use crate::registry;
 use crate::route::{Route, RouteError};
 use crate::state;
@@ -37,9 +38,19 @@ pub struct Env<'a> {
 
 /// The longest body the host should read for `method` and `path`; it passes
 /// [`Body::TooLarge`] for anything longer.
+///
+/// The host calls this before it has the node's configuration at hand, so it routes
+/// with the default currency word. That gives the same limit as the configured one for
+/// every path: the word spells only the price votes path, which has the ordinary limit
+/// like every path that does not route; only ingest reads more.
 pub fn body_limit(method: &Method, path: &str) -> usize {
-    match Route::parse(method, path) {
-        Ok(Route::AdminIngest) => INGEST_BODY_LIMIT,
+    route_limit(Route::parse(method, path, DEFAULT_COIN).ok())
+}
+
+/// The body limit of `route` (`None`: a path that does not route).
+fn route_limit(route: Option<Route<'_>>) -> usize {
+    match route {
+        Some(Route::AdminIngest) => INGEST_BODY_LIMIT,
         _ => BODY_LIMIT,
     }
 }
@@ -57,11 +68,11 @@ pub async fn handle<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Re
 }
 
 async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Result<Response, Error> {
-    let route = Route::parse(&request.method, &request.path).map_err(|e| match e {
+    let route = Route::parse(&request.method, &request.path, &env.config.names.coin).map_err(|e| match e {
         RouteError::NotFound => Error::NotFound(alloc::format!("no such endpoint: {}", request.path)),
         RouteError::MethodNotAllowed { allowed } => Error::MethodNotAllowed { allowed },
     })?;
-    let limit = body_limit(&request.method, &request.path);
+    let limit = route_limit(Some(route));
     let body = match &request.body {
         Body::Complete(body) if body.len() <= limit => body.as_slice(),
         _ => return Err(Error::PayloadTooLarge { limit }),
@@ -76,7 +87,7 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::MigrationInfo => state::migrations::info(store, body).await,
         Route::SnapshotTimestampAfter => state::snapshots::after(store, env.config, &request.query).await,
         Route::ClosedRounds => state::rounds::closed(store).await,
-        Route::CoinPriceVotes => state::votes::latest(store).await,
+        Route::CoinPriceVotes => state::votes::latest(store, &ApiNames::new(&env.config.names).price_votes_field).await,
         Route::PartyParticipant { domain_id, party_id } => {
             state::hosting::participant(store, domain_id, party_id).await
         }
@@ -108,5 +119,46 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
             admin::authorize(request, env.config)?;
             admin::reset(store, env.config).await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::String;
+
+    use super::*;
+    use crate::config::{Config, Names};
+    use crate::exec::block_on;
+    use crate::store::MemoryStore;
+
+    /// A node of the network whose coin is `Amulet`.
+    fn amulet() -> Config {
+        Config { names: Names { root: "Splice".into(), coin: "Amulet".into() }, ..Config::default() }
+    }
+
+    fn get(config: &Config, target: &str) -> (u16, String) {
+        let env = Env { now: Timestamp::UNIX_EPOCH, entropy: [0; 32], config };
+        let response = block_on(handle(&Request::new(Method::Get, target), &env, &MemoryStore::new()));
+        (response.status, String::from_utf8(response.body).expect("a UTF-8 body"))
+    }
+
+    #[test]
+    fn the_price_votes_path_and_field_follow_the_configured_coin() {
+        assert_eq!(get(&Config::default(), "/v0/coin-price/votes"), (200, r#"{"coin_price_votes":[]}"#.into()));
+        assert_eq!(get(&amulet(), "/v0/amulet-price/votes"), (200, r#"{"amulet_price_votes":[]}"#.into()));
+        assert_eq!(get(&amulet(), "/v0/coin-price/votes").0, 404);
+        assert_eq!(get(&Config::default(), "/v0/amulet-price/votes").0, 404);
+    }
+
+    #[test]
+    fn the_body_limit_is_the_same_whatever_the_coin() {
+        for path in ["/v0/coin-price/votes", "/v0/amulet-price/votes", "/v0/admin/ingest", "/nowhere"] {
+            for method in [Method::Get, Method::Post] {
+                let configured = |config: &Config| route_limit(Route::parse(&method, path, &config.names.coin).ok());
+                assert_eq!(body_limit(&method, path), configured(&Config::default()), "{path}");
+                assert_eq!(body_limit(&method, path), configured(&amulet()), "{path}");
+            }
+        }
+        assert_eq!(body_limit(&Method::Post, "/v0/admin/ingest"), INGEST_BODY_LIMIT);
     }
 }

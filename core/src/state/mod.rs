@@ -11,7 +11,7 @@
 //! | `POST /v0/backfilling/migration-info` | [`migrations`] | 3 scans and 1 get |
 //! | `GET /v0/state/acs/snapshot-timestamp-after` | [`snapshots`] | 1 get and 1 scan (limit 1) |
 //! | `GET /v0/closed-rounds` | [`rounds`] | 1 scan (limit [`rounds::MAX_CLOSED_ROUNDS`]) |
-//! | `GET /v0/coin-price/votes` | [`votes`] | one scan (limit 1) per SV with an active vote, plus 1 |
+//! | `GET /v0/{coin}-price/votes` | [`votes`] | one scan (limit 1) per SV with an active vote, plus 1 |
 //! | `GET /v0/domains/{d}/parties/{p}/participant-id` | [`hosting`] | 1 get |
 //! | `GET /v0/roll-forward-lsu` | [`hosting`] | 1 get |
 //!
@@ -105,16 +105,18 @@ mod tests {
     fn votes_after_ingest(config: &Config, template: &str) -> String {
         let store = MemoryStore::new();
         block_on(crate::ingest::ingest(vote_batch(template).as_bytes(), &store, config)).unwrap();
-        String::from_utf8(block_on(super::votes::latest(&store)).unwrap().body).unwrap()
+        let field = crate::names::ApiNames::new(&config.names).price_votes_field;
+        String::from_utf8(block_on(super::votes::latest(&store, &field)).unwrap().body).unwrap()
     }
 
     #[test]
     fn derived_state_follows_the_configured_template_names() {
         let config = Config { names: Names { root: "Splice".into(), coin: "Amulet".into() }, ..Config::default() };
         let body = votes_after_ingest(&config, "pkg:Splice.DSO.AmuletPrice:AmuletPriceVote");
+        assert!(body.starts_with(r#"{"amulet_price_votes":[{"#), "{body}");
         assert!(body.contains(r#""contract_id":"00v""#), "{body}");
         let body = votes_after_ingest(&config, "pkg:Platform.DSO.CoinPrice:CoinPriceVote");
-        assert_eq!(body, r#"{"coin_price_votes":[]}"#);
+        assert_eq!(body, r#"{"amulet_price_votes":[]}"#);
         let body = votes_after_ingest(&Config::default(), "pkg:Platform.DSO.CoinPrice:CoinPriceVote");
         assert!(body.contains(r#""contract_id":"00v""#), "{body}");
     }
@@ -136,8 +138,9 @@ mod tests {
     fn an_archived_vote_leaves_the_list_whether_created_in_its_batch_or_an_earlier_one() {
         let template = "pkg:Platform.DSO.CoinPrice:CoinPriceVote";
         let config = Config::default();
-        let votes =
-            |store: &MemoryStore| String::from_utf8(block_on(super::votes::latest(store)).unwrap().body).unwrap();
+        let votes = |store: &MemoryStore| {
+            String::from_utf8(block_on(super::votes::latest(store, "coin_price_votes")).unwrap().body).unwrap()
+        };
         // Created and archived in one batch.
         let store = MemoryStore::new();
         let batch = format!("{}\n{}", vote_batch(template), archive_line("tx-2"));

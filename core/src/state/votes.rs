@@ -1,4 +1,6 @@
-//! The latest coin price vote of each SV (spec 4.8, DESIGN section 5).
+//! The latest coin price vote of each SV (spec 4.8, DESIGN section 5):
+//! `GET /v0/{coin}-price/votes`, answering `{"{coin}_price_votes": [...]}` with the
+//! configured currency word in lower case ([`crate::names::ApiNames`]).
 //!
 //! Key `V sv created_at contract_id` (the contract rendered for the list,
 //! [`super::listed`]): every active `CoinPriceVote`, removed when archived. Within one
@@ -65,8 +67,8 @@ fn sv_prefix_len(key: &[u8]) -> Option<usize> {
     }
 }
 
-/// `GET /v0/coin-price/votes`.
-pub async fn latest<S: Store>(store: &S) -> Result<Response, Error> {
+/// `GET /v0/{coin}-price/votes`: the list under `field` (`coin_price_votes` by default).
+pub async fn latest<S: Store>(store: &S, field: &str) -> Result<Response, Error> {
     let mut scan = Scan::prefix(&[keys::PRICE_VOTE], 1).reversed();
     let mut votes = Vec::new();
     while votes.len() < MAX_SVS {
@@ -80,7 +82,7 @@ pub async fn latest<S: Store>(store: &S) -> Result<Response, Error> {
         votes.push(json);
     }
     votes.reverse();
-    Ok(Response::json(200, render_list("coin_price_votes", votes)))
+    Ok(Response::json(200, render_list(field, votes)))
 }
 
 #[cfg(test)]
