@@ -7,7 +7,7 @@
 #![allow(clippy::all, clippy::pedantic, reason = "generated code")]
 
 wit_bindgen::generate!({
-    world: "node",
+    world: "node-api",
     path: "../wit",
     pub_export_macro: true,
     ownership: Borrowing { duplicate_if_necessary: true },

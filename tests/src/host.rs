@@ -24,7 +24,7 @@ pub mod turns;
 use turns::Turns;
 
 mod bindings {
-    wasmtime::component::bindgen!({ world: "node", path: "../wit" });
+    wasmtime::component::bindgen!({ world: "node-api", path: "../wit" });
 }
 
 use bindings::exports::ledger::node::handler;
@@ -320,7 +320,7 @@ pub struct Options {
 
 /// The compiled component, ready to instantiate, over one backend.
 pub struct Node {
-    pre: bindings::NodePre<State>,
+    pre: bindings::NodeApiPre<State>,
     backend: Arc<Backend>,
     options: Options,
     /// Instances that served a request and may serve another (see [`Node::checkin`]).
@@ -378,7 +378,7 @@ impl Node {
     ) -> anyhow::Result<Self> {
         let mut linker = Linker::<State>::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).context("linking WASI")?;
-        bindings::Node::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)
+        bindings::NodeApi::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)
             .context("linking the store import")?;
         // `write` again, reading the batch in place (see `write_in_place`).
         linker.allow_shadowing(true);
@@ -387,8 +387,9 @@ impl Node {
             .and_then(|mut store| store.func_wrap("write", write_in_place))
             .context("linking the store import's write")?;
         linker.allow_shadowing(false);
-        let pre = bindings::NodePre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
-            .context("checking the component's exports")?;
+        let pre =
+            bindings::NodeApiPre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
+                .context("checking the component's exports")?;
         Ok(Node { pre, backend, options, idle: std::sync::Mutex::new(Vec::new()) })
     }
 
@@ -485,7 +486,7 @@ impl Node {
 /// One instance of the component, living for one request.
 pub struct Instance {
     store: Store<State>,
-    bindings: bindings::Node,
+    bindings: bindings::NodeApi,
 }
 
 impl std::fmt::Debug for Instance {

@@ -46,6 +46,9 @@ enum Command {
         /// The NDJSON file, or `-` for standard input.
         input: String,
     },
+    /// Writes the WebAssembly component this binary runs (the node's whole API, the
+    /// `node` world of its WIT) to stdout, for embedding in another host.
+    Component,
     /// Writes a generated demo network history (NDJSON ingest records) to stdout,
     /// deterministic for a seed.
     Demo {
@@ -98,6 +101,12 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Ingest { db, input } => ingest(&db, &input),
         Command::Demo { updates, seed } => demo(updates, seed),
+        Command::Component => {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            out.write_all(host::COMPONENT)?;
+            Ok(out.flush()?)
+        }
     }
 }
 
