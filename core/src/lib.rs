@@ -25,7 +25,9 @@
 //!
 //! ## Order of checks
 //!
-//! Routing ([`route`]: 404, then 405), body size (413, limits from [`body_limit`]),
+//! Routing ([`route`]: every route at the root, most also under the base path
+//! `/api/scan` or `/api/validator`; 404, then 405), body size (413, limits from
+//! [`body_limit`], the same under a base path as at the root),
 //! authentication (401, 403), parsing (400), then the endpoint's own rules. Every error
 //! is `{"error": "..."}` ([`Error::into_response`]).
 //!

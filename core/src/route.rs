@@ -1,30 +1,43 @@
 //! Routing: from a method and a path to a [`Route`], without allocating.
 //!
-//! | method | path | route |
-//! |---|---|---|
-//! | GET | `/version` | [`Route::Version`] |
-//! | GET | `/v2/updates/{update_id}` | [`Route::UpdateById`] (version 2) |
-//! | GET | `/v1/updates/{update_id}` | [`Route::UpdateById`] (version 1) |
-//! | GET | `/v0/internal/reward-accounting-process/rounds/earliest-available` | [`Route::EarliestRound`] |
-//! | GET | `/v0/reward-accounting-process/rounds/earliest-available` | [`Route::EarliestRound`] (pre-0.6.5 alias) |
-//! | POST | `/v0/backfilling/migration-info` | [`Route::MigrationInfo`] |
-//! | GET | `/v0/state/acs/snapshot-timestamp-after` | [`Route::SnapshotTimestampAfter`] |
-//! | GET | `/v0/closed-rounds` | [`Route::ClosedRounds`] |
-//! | GET | `/v0/{coin}-price/votes` | [`Route::CoinPriceVotes`] |
-//! | GET | `/v0/domains/{domain_id}/parties/{party_id}/participant-id` | [`Route::PartyParticipant`] |
-//! | GET | `/v0/roll-forward-lsu` | [`Route::RollForwardLsu`] |
-//! | POST | `/registry/transfer-instruction/v2/{id}/choice-contexts/{reject,accept,withdraw}` | [`Route::ChoiceContext`] |
-//! | POST | `/v0/wallet/buy-traffic-requests` | [`Route::BuyTraffic`] |
-//! | POST | `/v0/wallet/buy-traffic-requests/{tracking_id}/status` | [`Route::BuyTrafficStatus`] |
-//! | POST | `/v0/admin/ingest` | [`Route::AdminIngest`] |
-//! | POST | `/v0/admin/tick` | [`Route::AdminTick`] |
-//! | GET | `/v0/admin/wallet/buy-traffic-requests` | [`Route::AdminBuyTrafficRequests`] |
-//! | POST | `/v0/admin/store-check` | [`Route::AdminStoreCheck`] |
-//! | POST | `/v0/admin/reset` | [`Route::AdminReset`] |
+//! | method | path | route | also under |
+//! |---|---|---|---|
+//! | GET | `/version` | [`Route::Version`] | `/api/scan` |
+//! | GET | `/v2/updates/{update_id}` | [`Route::UpdateById`] (version 2) | `/api/scan` |
+//! | GET | `/v1/updates/{update_id}` | [`Route::UpdateById`] (version 1) | `/api/scan` |
+//! | GET | `/v0/internal/reward-accounting-process/rounds/earliest-available` | [`Route::EarliestRound`] | `/api/scan` |
+//! | GET | `/v0/reward-accounting-process/rounds/earliest-available` | [`Route::EarliestRound`] (pre-0.6.5 alias) | `/api/scan` |
+//! | POST | `/v0/backfilling/migration-info` | [`Route::MigrationInfo`] | `/api/scan` |
+//! | GET | `/v0/state/acs/snapshot-timestamp-after` | [`Route::SnapshotTimestampAfter`] | `/api/scan` |
+//! | GET | `/v0/closed-rounds` | [`Route::ClosedRounds`] | `/api/scan` |
+//! | GET | `/v0/{coin}-price/votes` | [`Route::CoinPriceVotes`] | `/api/scan` |
+//! | GET | `/v0/domains/{domain_id}/parties/{party_id}/participant-id` | [`Route::PartyParticipant`] | `/api/scan` |
+//! | GET | `/v0/roll-forward-lsu` | [`Route::RollForwardLsu`] | `/api/scan` |
+//! | POST | `/registry/transfer-instruction/v2/{id}/choice-contexts/{reject,accept,withdraw}` | [`Route::ChoiceContext`] | `/api/scan` |
+//! | POST | `/v0/wallet/buy-traffic-requests` | [`Route::BuyTraffic`] | `/api/validator` |
+//! | POST | `/v0/wallet/buy-traffic-requests/{tracking_id}/status` | [`Route::BuyTrafficStatus`] | `/api/validator` |
+//! | POST | `/v0/admin/ingest` | [`Route::AdminIngest`] | |
+//! | POST | `/v0/admin/tick` | [`Route::AdminTick`] | |
+//! | GET | `/v0/admin/wallet/buy-traffic-requests` | [`Route::AdminBuyTrafficRequests`] | |
+//! | POST | `/v0/admin/store-check` | [`Route::AdminStoreCheck`] | |
+//! | POST | `/v0/admin/reset` | [`Route::AdminReset`] | |
 //!
 //! `{coin}` is the configured currency word in lower case (`coin` by default, `amulet`
 //! for `LEDGER_NODE_NAMES_COIN=Amulet`; [`crate::names::ApiNames`]); only that spelling
 //! is routed.
+//!
+//! ## Base paths
+//!
+//! Every route answers at the root, and most also under the base path ([`Base`]) that
+//! clients of the network's own apps put in front of it, so they work unchanged
+//! against the node: `/api/scan` for the history, state and registry endpoints (the
+//! scan app's; `/api/scan/v0/closed-rounds`,
+//! `/api/scan/registry/transfer-instruction/v2/{id}/choice-contexts/accept`), and
+//! `/api/validator` for the wallet (the validator app's;
+//! `/api/validator/v0/wallet/buy-traffic-requests`). A history endpoint added later
+//! belongs under `/api/scan` too. The admin endpoints answer at the root only, and a
+//! route under a base path that is not its own is a 404 (`/api/validator/version`), as
+//! is a base path alone. [`Route::base`] says which base a route has.
 //!
 //! A path that matches no row is a 404; a path that matches a row with another
 //! method is a 405 that lists the allowed method. Path parameters are returned still
@@ -110,6 +123,28 @@ pub enum Route<'a> {
     AdminReset,
 }
 
+/// A base path that routes also answer under, besides the root (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// `/api/scan`: the history, state and registry endpoints.
+    Scan,
+    /// `/api/validator`: the wallet.
+    Validator,
+}
+
+impl Base {
+    /// Every base, in the order paths are tried against them.
+    pub const ALL: [Base; 2] = [Base::Scan, Base::Validator];
+
+    /// The path prefix, without a trailing slash.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Base::Scan => "/api/scan",
+            Base::Validator => "/api/validator",
+        }
+    }
+}
+
 /// Why a request could not be routed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteError {
@@ -134,8 +169,38 @@ impl<'a> Route<'a> {
         if method_ok { Ok(route) } else { Err(RouteError::MethodNotAllowed { allowed }) }
     }
 
-    /// The route a path names, with the one method it answers to.
+    /// The base path this route also answers under; `None`: the root only.
+    pub fn base(&self) -> Option<Base> {
+        use Route::*;
+        match self {
+            Version
+            | UpdateById { .. }
+            | EarliestRound
+            | MigrationInfo
+            | SnapshotTimestampAfter
+            | ClosedRounds
+            | CoinPriceVotes
+            | PartyParticipant { .. }
+            | RollForwardLsu
+            | ChoiceContext { .. } => Some(Base::Scan),
+            BuyTraffic | BuyTrafficStatus { .. } => Some(Base::Validator),
+            AdminIngest | AdminTick | AdminBuyTrafficRequests | AdminStoreCheck | AdminReset => None,
+        }
+    }
+
+    /// The route a path names, at the root or under its base, with the one method it
+    /// answers to.
     fn match_path(path: &'a str, coin: &str) -> Option<(Route<'a>, &'static str)> {
+        for base in Base::ALL {
+            if let Some(rest) = path.strip_prefix(base.prefix()).filter(|rest| rest.starts_with('/')) {
+                return Self::match_root(rest, coin).filter(|(route, _)| route.base() == Some(base));
+            }
+        }
+        Self::match_root(path, coin)
+    }
+
+    /// The route a path names at the root, with the one method it answers to.
+    fn match_root(path: &'a str, coin: &str) -> Option<(Route<'a>, &'static str)> {
         let rest = path.strip_prefix('/')?;
         let mut parts = rest.split('/');
         let mut seg = [""; 8];
@@ -202,29 +267,43 @@ mod tests {
         };
     }
 
+    /// Every route, by a path at the root, with the method it answers to.
+    fn every_route() -> [(Method, &'static str, Route<'static>); 21] {
+        let choice = |choice| Route::ChoiceContext { transfer_instruction_id: "00ab", choice };
+        [
+            (Get, "/version", Route::Version),
+            (Get, "/v2/updates/abc", Route::UpdateById { api: UpdateApi::V2, update_id: "abc" }),
+            (Get, "/v1/updates/abc", Route::UpdateById { api: UpdateApi::V1, update_id: "abc" }),
+            (Get, "/v0/internal/reward-accounting-process/rounds/earliest-available", Route::EarliestRound),
+            (Get, "/v0/reward-accounting-process/rounds/earliest-available", Route::EarliestRound),
+            (Post, "/v0/backfilling/migration-info", Route::MigrationInfo),
+            (Get, "/v0/state/acs/snapshot-timestamp-after", Route::SnapshotTimestampAfter),
+            (Get, "/v0/closed-rounds", Route::ClosedRounds),
+            (Get, "/v0/coin-price/votes", Route::CoinPriceVotes),
+            (
+                Get,
+                "/v0/domains/d::1/parties/p::2/participant-id",
+                Route::PartyParticipant { domain_id: "d::1", party_id: "p::2" },
+            ),
+            (Get, "/v0/roll-forward-lsu", Route::RollForwardLsu),
+            (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/reject", choice(TransferChoice::Reject)),
+            (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/accept", choice(TransferChoice::Accept)),
+            (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/withdraw", choice(TransferChoice::Withdraw)),
+            (Post, "/v0/wallet/buy-traffic-requests", Route::BuyTraffic),
+            (Post, "/v0/wallet/buy-traffic-requests/t-1/status", Route::BuyTrafficStatus { tracking_id: "t-1" }),
+            (Post, "/v0/admin/ingest", Route::AdminIngest),
+            (Post, "/v0/admin/tick", Route::AdminTick),
+            (Get, "/v0/admin/wallet/buy-traffic-requests", Route::AdminBuyTrafficRequests),
+            (Post, "/v0/admin/store-check", Route::AdminStoreCheck),
+            (Post, "/v0/admin/reset", Route::AdminReset),
+        ]
+    }
+
     #[test]
-    fn every_route_is_found_with_its_method() {
-        route!(Get, "/version" => Ok(Route::Version));
-        route!(Get, "/v2/updates/abc" => Ok(Route::UpdateById { api: UpdateApi::V2, update_id: "abc" }));
-        route!(Get, "/v1/updates/abc" => Ok(Route::UpdateById { api: UpdateApi::V1, update_id: "abc" }));
-        route!(Get, "/v0/internal/reward-accounting-process/rounds/earliest-available" => Ok(Route::EarliestRound));
-        route!(Get, "/v0/reward-accounting-process/rounds/earliest-available" => Ok(Route::EarliestRound));
-        route!(Post, "/v0/backfilling/migration-info" => Ok(Route::MigrationInfo));
-        route!(Get, "/v0/state/acs/snapshot-timestamp-after" => Ok(Route::SnapshotTimestampAfter));
-        route!(Get, "/v0/closed-rounds" => Ok(Route::ClosedRounds));
-        route!(Get, "/v0/coin-price/votes" => Ok(Route::CoinPriceVotes));
-        route!(Get, "/v0/domains/d::1/parties/p::2/participant-id" => Ok(Route::PartyParticipant { domain_id: "d::1", party_id: "p::2" }));
-        route!(Get, "/v0/roll-forward-lsu" => Ok(Route::RollForwardLsu));
-        route!(Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/reject" => Ok(Route::ChoiceContext { transfer_instruction_id: "00ab", choice: TransferChoice::Reject }));
-        route!(Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/accept" => Ok(Route::ChoiceContext { transfer_instruction_id: "00ab", choice: TransferChoice::Accept }));
-        route!(Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/withdraw" => Ok(Route::ChoiceContext { transfer_instruction_id: "00ab", choice: TransferChoice::Withdraw }));
-        route!(Post, "/v0/wallet/buy-traffic-requests" => Ok(Route::BuyTraffic));
-        route!(Post, "/v0/wallet/buy-traffic-requests/t-1/status" => Ok(Route::BuyTrafficStatus { tracking_id: "t-1" }));
-        route!(Post, "/v0/admin/ingest" => Ok(Route::AdminIngest));
-        route!(Post, "/v0/admin/tick" => Ok(Route::AdminTick));
-        route!(Get, "/v0/admin/wallet/buy-traffic-requests" => Ok(Route::AdminBuyTrafficRequests));
-        route!(Post, "/v0/admin/store-check" => Ok(Route::AdminStoreCheck));
-        route!(Post, "/v0/admin/reset" => Ok(Route::AdminReset));
+    fn every_route_is_found_at_the_root_with_its_method() {
+        for (method, path, want) in every_route() {
+            route!(method, path => Ok(want));
+        }
         route!(Method::Head, "/version" => Ok(Route::Version));
     }
 
@@ -247,6 +326,55 @@ mod tests {
         route!(Get, "/v0/amulet-price/votes", "Coin" => Err(RouteError::NotFound));
         route!(Get, "/v0/Amulet-price/votes", "Amulet" => Err(RouteError::NotFound));
         route!(Get, "/v0/-price/votes", "Amulet" => Err(RouteError::NotFound));
+    }
+
+    #[test]
+    fn every_route_answers_under_its_own_base_path_and_is_404_under_the_others() {
+        for (method, path, want) in every_route() {
+            for base in Base::ALL {
+                let prefixed = alloc::format!("{}{path}", base.prefix());
+                let got = Route::parse(&method, &prefixed, "Coin");
+                if want.base() == Some(base) {
+                    assert_eq!(got, Ok(want), "{prefixed}");
+                    let other = if method == Get { Post } else { Get };
+                    assert!(matches!(
+                        Route::parse(&other, &prefixed, "Coin"),
+                        Err(RouteError::MethodNotAllowed { .. })
+                    ));
+                } else {
+                    assert_eq!(got, Err(RouteError::NotFound), "{prefixed}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn base_paths_are_the_scan_apps_and_the_validator_apps() {
+        route!(Get, "/api/scan/version" => Ok(Route::Version));
+        route!(Get, "/api/scan/v0/closed-rounds" => Ok(Route::ClosedRounds));
+        route!(Get, "/api/scan/v0/amulet-price/votes", "Amulet" => Ok(Route::CoinPriceVotes));
+        route!(Get, "/api/scan/v0/coin-price/votes", "Amulet" => Err(RouteError::NotFound));
+        route!(Post, "/api/scan/registry/transfer-instruction/v2/00ab/choice-contexts/accept" => Ok(Route::ChoiceContext { transfer_instruction_id: "00ab", choice: TransferChoice::Accept }));
+        route!(Post, "/api/validator/v0/wallet/buy-traffic-requests" => Ok(Route::BuyTraffic));
+        route!(Method::Head, "/api/scan/v0/roll-forward-lsu" => Ok(Route::RollForwardLsu));
+        route!(Get, "/api/scan/v0/closed-rounds/" => Err(RouteError::NotFound));
+        for path in [
+            "/api/scan",
+            "/api/scan/",
+            "/api/validator",
+            "/api/scanner/version",
+            "/api/scan/api/scan/version",
+            "/api/scan/v0/admin/ingest",
+            "/api/validator/v0/admin/ingest",
+            "/api/validator/version",
+            "/api/validator/registry/transfer-instruction/v2/00ab/choice-contexts/accept",
+            "/api/scan/v0/wallet/buy-traffic-requests",
+            "/api/v0/closed-rounds",
+            "/API/SCAN/version",
+        ] {
+            route!(Get, path => Err(RouteError::NotFound));
+            route!(Post, path => Err(RouteError::NotFound));
+        }
     }
 
     #[test]

@@ -161,4 +161,31 @@ mod tests {
         }
         assert_eq!(body_limit(&Method::Post, "/v0/admin/ingest"), INGEST_BODY_LIMIT);
     }
+
+    #[test]
+    fn a_route_under_a_base_path_has_the_body_limit_it_has_at_the_root() {
+        for (method, path) in [
+            (Method::Post, "/api/scan/v0/backfilling/migration-info"),
+            (Method::Post, "/api/scan/registry/transfer-instruction/v2/00ab/choice-contexts/accept"),
+            (Method::Post, "/api/validator/v0/wallet/buy-traffic-requests"),
+            (Method::Get, "/api/scan/version"),
+        ] {
+            let root = path.trim_start_matches("/api/scan").trim_start_matches("/api/validator");
+            assert_eq!(body_limit(&method, path), body_limit(&method, root), "{path}");
+        }
+        // Ingest is not under a base path, so there it has no larger limit.
+        assert_eq!(body_limit(&Method::Post, "/api/scan/v0/admin/ingest"), BODY_LIMIT);
+        assert_eq!(body_limit(&Method::Post, "/api/validator/v0/admin/ingest"), BODY_LIMIT);
+    }
+
+    #[test]
+    fn a_base_path_serves_the_same_answer_as_the_root() {
+        assert_eq!(
+            get(&Config::default(), "/api/scan/v0/coin-price/votes"),
+            get(&Config::default(), "/v0/coin-price/votes")
+        );
+        assert_eq!(get(&amulet(), "/api/scan/v0/amulet-price/votes"), (200, r#"{"amulet_price_votes":[]}"#.into()));
+        assert_eq!(get(&Config::default(), "/api/scan/v0/roll-forward-lsu"), (200, "{}".into()));
+        assert_eq!(get(&Config::default(), "/api/validator/v0/roll-forward-lsu").0, 404);
+    }
 }
