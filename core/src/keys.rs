@@ -25,6 +25,8 @@
 //! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) |
 //! | `N` | `N` migration | record time range | ingest: non-import updates |
 //! | `I` | `I` migration update_id | update id | ingest: import updates |
+//! | `K` | `K` migration record_time update_id | empty | ingest: non-import updates, in stream order ([`crate::history`]) |
+//! | `J` | `J` migration synchronizer record_time update_id | empty | ingest: non-import updates, per synchronizer ([`crate::history`]) |
 //! | `O` | `O` period_hours migration | first snapshot time | ingest: non-import updates ([`crate::state::snapshots`]) |
 //! | `X` | `X` user_id tracking_id | buy-traffic request (JSON) | wallet submissions (the tracking-id claim), ingest outcomes, the tick ([`crate::wallet::record`]) |
 //! | `Y` | `Y` contract_id | the request's `X` key | wallet submissions |
@@ -72,6 +74,10 @@ pub const SYNCHRONIZER_RANGE: u8 = b'M';
 pub const MIGRATION_RANGE: u8 = b'N';
 /// Import updates per migration.
 pub const IMPORT_UPDATE: u8 = b'I';
+/// Non-import updates in stream order: by migration, record time and id.
+pub const STREAM: u8 = b'K';
+/// Non-import updates per migration and synchronizer, by record time and id.
+pub const SYNCHRONIZER_STREAM: u8 = b'J';
 /// First snapshot per snapshot period and migration.
 pub const FIRST_SNAPSHOT: u8 = b'O';
 

@@ -164,7 +164,7 @@ impl StoredUpdate {
 }
 
 /// The response body for API version `api` from a stored `[body][kind]` entry.
-fn response_body(mut stored: Vec<u8>, api: UpdateApi) -> Option<Vec<u8>> {
+pub(crate) fn response_body(mut stored: Vec<u8>, api: UpdateApi) -> Option<Vec<u8>> {
     let kind = stored.pop()?;
     if api == UpdateApi::V1 && kind == TRANSACTION {
         // Version 1 adds the legacy offset as the first field of the object.

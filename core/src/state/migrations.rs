@@ -12,6 +12,8 @@
 //!   the migration has data. Snapshots ([`super::snapshots`]) derive from it too.
 //! - `I migration update_id` (the update id): the migration's import updates; the last
 //!   key is the largest id.
+//! - `K ...` and `J ...`: the history stream's indexes of non-import updates, written
+//!   here with the ranges ([`crate::history`]).
 //!
 //! Both ranges are maintained by read-modify-write at ingest, their keys prefetched.
 //! `POST /v0/backfilling/migration-info` reads: one scan of `M migration` (at most
@@ -103,13 +105,16 @@ pub fn keys_read(update: &Update) -> Vec<Vec<u8>> {
     ]
 }
 
-/// Counts `update` (new to the node) in its migration.
+/// Counts `update` (new to the node) in its migration, and indexes it for the history
+/// stream ([`crate::history`]).
 pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -> Result<(), Error> {
     let migration_id = update.migration_id();
     if update.is_import() {
         stage.put(import_key(migration_id, update.id()), update.id().as_bytes().to_vec());
         return Ok(());
     }
+    stage.put(crate::history::stream_key(update), Vec::new());
+    stage.put(crate::history::synchronizer_key(update), Vec::new());
     let at = update.record_time().micros();
     let key = synchronizer_range_key(migration_id, update.synchronizer_id());
     let widened = match stage.get(&key).await? {

@@ -1,0 +1,513 @@
+//! The history stream: how readers page through everything the node holds, in the
+//! shapes of the real network's API, so its explorers, indexers and other nodes read
+//! this node unchanged.
+//!
+//! | method | path | answers |
+//! |---|---|---|
+//! | POST | `/v2/updates`, `/v1/updates` | `{"transactions": [item, ...]}`, items as `GET /v{2,1}/updates/{id}` |
+//! | POST | `/v0/backfilling/import-updates` | the import updates of a migration by update id, `protobuf_json` |
+//! | POST | `/v0/backfilling/updates-before` | the latest updates of a synchronizer before a time, ascending, `protobuf_json` |
+//! | GET | `/v0/backfilling/status` | `{"complete": bool}` |
+//!
+//! **Order.** The stream is ordered by (migration id, record time, update id); import
+//! updates (recorded at the first instant) are not in it. A page starts strictly after
+//! the reader's `after` position, a (migration id, record time) pair, and never splits
+//! a group of updates with equal migration id and record time: it ends before such a
+//! group, unless the group starts the page, which then holds the whole group even
+//! beyond `page_size`. So the last item of a page is always a position to go on from,
+//! and an empty page means the reader has caught up for now.
+//!
+//! **Layout.** Ingest writes two index entries for every non-import update, in the
+//! same atomic batch as the update itself, so an index entry never exists without its
+//! bodies:
+//!
+//! | key | value |
+//! |---|---|
+//! | `K migration record_time update_id` | empty: the stream order |
+//! | `J migration synchronizer record_time update_id` | empty: the order per synchronizer (an assignment counts for its target, an unassignment for its source) |
+//!
+//! Import updates are found through `I migration update_id` ([`crate::state::migrations`]).
+//!
+//! **Store reads**, whatever the size of the history: a page of the stream is one scan
+//! of `K` and one `get_many` of the bodies (one more scan when a group is larger than
+//! the page); import updates and updates-before are one scan and one `get_many`; the
+//! status is two scans. The bodies are the ones `GET /v{1,2}/updates/{id}` serves,
+//! stored rendered at ingest: a page concatenates them without parsing any JSON.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::http::Response;
+use crate::ids;
+use crate::json::{Json, Object};
+use crate::keys::{self, Key};
+use crate::ledger::updates::{body_key, response_body};
+use crate::route::UpdateApi;
+use crate::store::{Scan, Store};
+use crate::time::{TimeError, Timestamp};
+use crate::update::Update;
+use crate::value::{Encoding, read};
+
+/// Most updates a page of the stream asks for (`page_size`), and most that the import
+/// and updates-before endpoints answer (`limit`, `count`).
+pub const MAX_PAGE: u32 = 1000;
+/// Most updates one group of equal (migration id, record time) may hold for a page to
+/// return it whole; a larger group is a 500 rather than a page that splits it.
+pub const MAX_GROUP: u32 = 10_000;
+/// Most migrations the status endpoint looks at.
+const MAX_MIGRATIONS: u32 = 1000;
+
+/// The stream index entry of a non-import `update`.
+pub fn stream_key(update: &Update) -> Vec<u8> {
+    position_prefix(update.migration_id(), update.record_time().micros()).str(update.id()).into_bytes()
+}
+
+/// The per-synchronizer index entry of a non-import `update`.
+pub fn synchronizer_key(update: &Update) -> Vec<u8> {
+    Key::new(keys::SYNCHRONIZER_STREAM)
+        .i64(update.migration_id())
+        .str(update.synchronizer_id())
+        .i64(update.record_time().micros())
+        .str(update.id())
+        .into_bytes()
+}
+
+/// `K migration record_time`: the prefix of one group of the stream.
+fn position_prefix(migration_id: i64, record_time: i64) -> Key {
+    Key::new(keys::STREAM).i64(migration_id).i64(record_time)
+}
+
+/// The length of a group's prefix in a `K` key: the tag and two integers.
+const GROUP_PREFIX: usize = 1 + 8 + 8;
+
+/// The update id at the end of an index key, after `skip` bytes of tag and integers
+/// and strings before it.
+fn trailing_id(key: &[u8], skip: usize) -> Result<String, Error> {
+    key.get(skip..)
+        .and_then(keys::decode_str)
+        .map(|(id, _)| id)
+        .ok_or_else(|| Error::Internal(format!("an unreadable history index key ({} bytes)", key.len())))
+}
+
+/// `POST /v2/updates` and `POST /v1/updates`.
+pub async fn updates<S: Store>(store: &S, api: UpdateApi, body: &[u8]) -> Result<Response, Error> {
+    const SHAPE: &str = "the body must be a JSON object such as {\"page_size\": 100, \"after\": \
+                         {\"after_migration_id\": 0, \"after_record_time\": \"2024-01-01T00:00:00Z\"}}";
+    let json = parse(body, SHAPE)?;
+    let object = json.as_object().ok_or_else(|| Error::BadRequest(SHAPE.into()))?;
+    let page_size = page_size(object, "page_size")?;
+    let encoding = encoding(object)?;
+    let start = match object.get("after") {
+        None | Some(Json::Null) => Key::new(keys::STREAM).into_bytes(),
+        Some(Json::Object(after)) => {
+            let migration_id = required_i64(after, "after.after_migration_id")?;
+            let record_time = required_time(after, "after.after_record_time")?.micros();
+            // Strictly after the group at (migration, record time): the first key of
+            // the next possible group.
+            match (record_time.checked_add(1), migration_id.checked_add(1)) {
+                (Some(next), _) => position_prefix(migration_id, next).into_bytes(),
+                (None, Some(next)) => position_prefix(next, i64::MIN).into_bytes(),
+                (None, None) => return Ok(transactions(Vec::new())),
+            }
+        }
+        Some(other) => {
+            return Err(Error::BadRequest(format!("after must be an object, not {}", read::describe(other))));
+        }
+    };
+    let end = Key::new(keys::STREAM + 1).into_bytes();
+    let mut entries = store.scan(&Scan { start, end: Some(end), limit: page_size + 1, reverse: false }).await?;
+    let group = |key: &[u8]| key.get(..GROUP_PREFIX).map(<[u8]>::to_vec);
+    if entries.len() > page_size as usize {
+        let last = group(&entries[page_size as usize].0);
+        if last == group(&entries[0].0) {
+            // The page is one group, larger than the page: return it whole.
+            let prefix = last.unwrap_or_default();
+            entries = store.scan(&Scan::prefix(&prefix, MAX_GROUP + 1)).await?;
+            if entries.len() > MAX_GROUP as usize {
+                return Err(Error::Internal(format!(
+                    "more than {MAX_GROUP} updates share one migration id and record time; the stream cannot page them"
+                )));
+            }
+        } else {
+            // End before the group that the page would split.
+            entries.truncate(page_size as usize);
+            while entries.len() > 1 && group(&entries[entries.len() - 1].0) == last {
+                entries.pop();
+            }
+        }
+    }
+    let ids = entries.iter().map(|(key, _)| trailing_id(key, GROUP_PREFIX)).collect::<Result<Vec<_>, _>>()?;
+    Ok(transactions(bodies(store, &ids, encoding, api).await?))
+}
+
+/// `POST /v0/backfilling/import-updates`: `{"migration_id", "after_update_id", "limit"}`.
+pub async fn import_updates<S: Store>(store: &S, body: &[u8]) -> Result<Response, Error> {
+    const SHAPE: &str =
+        "the body must be a JSON object such as {\"migration_id\": 0, \"after_update_id\": \"\", \"limit\": 100}";
+    let json = parse(body, SHAPE)?;
+    let object = json.as_object().ok_or_else(|| Error::BadRequest(SHAPE.into()))?;
+    let migration_id = required_i64(object, "migration_id")?;
+    let after = required_str(object, "after_update_id")?;
+    ids::check_id("after_update_id", after)?;
+    let limit = page_size(object, "limit")?;
+    let prefix = Key::new(keys::IMPORT_UPDATE).i64(migration_id).into_bytes();
+    let start = if after.is_empty() {
+        prefix.clone()
+    } else {
+        crate::store::key_after(&Key::new(keys::IMPORT_UPDATE).i64(migration_id).str(after).into_bytes())
+    };
+    let scan = Scan { start, end: crate::store::prefix_end(&prefix), limit, reverse: false };
+    let entries = store.scan(&scan).await?;
+    let ids = entries.iter().map(|(key, _)| trailing_id(key, 1 + 8)).collect::<Result<Vec<_>, _>>()?;
+    Ok(transactions(bodies(store, &ids, Encoding::ProtobufJson, UpdateApi::V2).await?))
+}
+
+/// `POST /v0/backfilling/updates-before`: `{"migration_id", "synchronizer_id", "before",
+/// "at_or_after"?, "count"}`.
+pub async fn updates_before<S: Store>(store: &S, body: &[u8]) -> Result<Response, Error> {
+    const SHAPE: &str = "the body must be a JSON object such as {\"migration_id\": 0, \"synchronizer_id\": \"...\", \
+                         \"before\": \"2024-01-01T00:00:00Z\", \"count\": 100}";
+    let json = parse(body, SHAPE)?;
+    let object = json.as_object().ok_or_else(|| Error::BadRequest(SHAPE.into()))?;
+    let migration_id = required_i64(object, "migration_id")?;
+    let synchronizer_id = required_str(object, "synchronizer_id")?;
+    ids::check_id("synchronizer_id", synchronizer_id)?;
+    let before = required_time(object, "before")?.micros();
+    let at_or_after = match object.get("at_or_after") {
+        None | Some(Json::Null) => None,
+        Some(_) => Some(required_time(object, "at_or_after")?.micros()),
+    };
+    let count = page_size(object, "count")?;
+    let synchronizer = Key::new(keys::SYNCHRONIZER_STREAM).i64(migration_id).str(synchronizer_id);
+    let prefix = synchronizer.clone().into_bytes();
+    let start = match at_or_after {
+        Some(at) => synchronizer.clone().i64(at).into_bytes(),
+        None => prefix.clone(),
+    };
+    let end = synchronizer.i64(before).into_bytes();
+    if start >= end {
+        return Ok(transactions(Vec::new()));
+    }
+    let mut entries = store.scan(&Scan { start, end: Some(end), limit: count, reverse: true }).await?;
+    entries.reverse();
+    let ids = entries.iter().map(|(key, _)| trailing_id(key, prefix.len() + 8)).collect::<Result<Vec<_>, _>>()?;
+    Ok(transactions(bodies(store, &ids, Encoding::ProtobufJson, UpdateApi::V2).await?))
+}
+
+/// `GET /v0/backfilling/status`: complete when the node holds at least one migration
+/// and its backfill records say every migration it holds is complete.
+pub async fn status<S: Store>(store: &S) -> Result<Response, Error> {
+    let held = store.scan(&Scan::prefix(&[keys::MIGRATION_RANGE], MAX_MIGRATIONS)).await?;
+    let mut migrations: Vec<i64> = held.iter().filter_map(|(key, _)| keys::decode_i64(key, 1)).collect();
+    let imports = Key::new(keys::IMPORT_UPDATE).into_bytes();
+    // Migrations holding only import updates count too: the first import of each.
+    let mut from = imports.clone();
+    for _ in 0..MAX_MIGRATIONS {
+        let scan = Scan { start: from, end: crate::store::prefix_end(&imports), limit: 1, reverse: false };
+        let Some((key, _)) = store.scan(&scan).await?.into_iter().next() else { break };
+        let Some(migration_id) = keys::decode_i64(&key, 1) else { break };
+        if !migrations.contains(&migration_id) {
+            migrations.push(migration_id);
+        }
+        match migration_id.checked_add(1) {
+            Some(next) => from = Key::new(keys::IMPORT_UPDATE).i64(next).into_bytes(),
+            None => break,
+        }
+    }
+    let keys: Vec<Vec<u8>> = migrations.iter().map(|&m| crate::network::backfill_key(m)).collect();
+    let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let mut complete = !migrations.is_empty();
+    for record in store.get_many(&keys).await? {
+        let done = match record {
+            Some(bytes) => Json::parse(&bytes)
+                .ok()
+                .and_then(|json| json.as_object().and_then(|o| o.get("complete")).and_then(Json::as_bool))
+                .ok_or_else(|| Error::Internal("an unreadable backfill record".into()))?,
+            None => false,
+        };
+        complete &= done;
+    }
+    Ok(Response::ok(&serde_json::json!({ "complete": complete })))
+}
+
+/// The stored bodies of `ids` in `encoding`, as `api` renders them.
+async fn bodies<S: Store>(
+    store: &S,
+    ids: &[String],
+    encoding: Encoding,
+    api: UpdateApi,
+) -> Result<Vec<Vec<u8>>, Error> {
+    let keys: Vec<Vec<u8>> = ids.iter().map(|id| body_key(id, encoding)).collect();
+    let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let found = store.get_many(&keys).await?;
+    ids.iter()
+        .zip(found)
+        .map(|(id, stored)| {
+            let stored = stored.ok_or_else(|| Error::Internal(format!("update {id} is indexed but not stored")))?;
+            response_body(stored, api).ok_or_else(|| Error::Internal(format!("stored update {id} is unreadable")))
+        })
+        .collect()
+}
+
+/// `{"transactions": [...]}` around rendered items.
+fn transactions(items: Vec<Vec<u8>>) -> Response {
+    let mut body = Vec::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 20);
+    body.extend_from_slice(b"{\"transactions\":[");
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.extend_from_slice(b"]}");
+    Response::json(200, body)
+}
+
+fn parse<'a>(body: &'a [u8], shape: &str) -> Result<Json<'a>, Error> {
+    Json::parse(body).map_err(|e| Error::BadRequest(format!("{shape}; it is not valid JSON: {e}")))
+}
+
+/// The last segment of a dotted field name: the key within its object.
+fn key_of(field: &str) -> &str {
+    field.rsplit('.').next().unwrap_or(field)
+}
+
+fn required_i64(object: &Object<'_>, field: &str) -> Result<i64, Error> {
+    match object.get(key_of(field)) {
+        None => Err(Error::BadRequest(format!("{field} is required"))),
+        Some(Json::Number(n)) => {
+            n.as_i64().ok_or_else(|| Error::BadRequest(format!("{field} must be an integer (int64), not {n}")))
+        }
+        Some(other) => {
+            Err(Error::BadRequest(format!("{field} must be an integer (int64), not {}", read::describe(other))))
+        }
+    }
+}
+
+fn required_str<'o>(object: &'o Object<'_>, field: &str) -> Result<&'o str, Error> {
+    match object.get(key_of(field)) {
+        None => Err(Error::BadRequest(format!("{field} is required"))),
+        Some(json) => json
+            .as_str()
+            .ok_or_else(|| Error::BadRequest(format!("{field} must be a string, not {}", read::describe(json)))),
+    }
+}
+
+fn required_time(object: &Object<'_>, field: &str) -> Result<Timestamp, Error> {
+    const TIME: &str = "an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z";
+    let text = required_str(object, field)?;
+    Timestamp::parse(text).map_err(|e| match e {
+        TimeError::BeyondMicros(_) => Error::BadRequest(format!("{field}: {e}")),
+        TimeError::Invalid(_) => Error::BadRequest(format!("{field} must be {TIME}, not {text:?}: {e}")),
+    })
+}
+
+/// A page size field: an integer from 1 to [`MAX_PAGE`].
+fn page_size(object: &Object<'_>, field: &str) -> Result<u32, Error> {
+    let n = required_i64(object, field)?;
+    u32::try_from(n)
+        .ok()
+        .filter(|n| (1..=MAX_PAGE).contains(n))
+        .ok_or_else(|| Error::BadRequest(format!("{field} must be from 1 to {MAX_PAGE}, not {n}")))
+}
+
+/// `daml_value_encoding`, or its alias `ledger_value_encoding`; `compact_json` when
+/// neither is given.
+fn encoding(object: &Object<'_>) -> Result<Encoding, Error> {
+    for name in ["daml_value_encoding", "ledger_value_encoding"] {
+        match object.get(name) {
+            None | Some(Json::Null) => continue,
+            Some(json) => {
+                let text = json.as_str().unwrap_or("");
+                return Encoding::parse(text).ok_or_else(|| {
+                    Error::BadRequest(format!("{name} must be compact_json or protobuf_json, not {}", json_text(json)))
+                });
+            }
+        }
+    }
+    Ok(Encoding::CompactJson)
+}
+
+fn json_text(json: &Json<'_>) -> String {
+    match json.as_str() {
+        Some(text) => format!("{text:?}"),
+        None => String::from(read::describe(json)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::exec::block_on;
+    use crate::store::MemoryStore;
+    use alloc::string::ToString;
+    use serde_json::{Value as J, json};
+
+    /// A transaction with one created event, at `record_time` (micros past 2024-01-01).
+    fn transaction(id: &str, migration_id: i64, synchronizer: &str, record_time: &str) -> J {
+        json!({"update": {
+            "update_id": id, "migration_id": migration_id, "workflow_id": "", "record_time": record_time,
+            "synchronizer_id": synchronizer, "effective_at": record_time, "root_event_ids": [format!("{id}:0")],
+            "events_by_id": {format!("{id}:0"): {
+                "event_type": "created_event", "event_id": format!("{id}:0"), "contract_id": format!("c-{id}"),
+                "template_id": "p:M:T", "package_name": "p", "create_arguments": {"record": {"fields": []}},
+                "created_at": record_time, "signatories": [], "observers": []
+            }}
+        }})
+    }
+
+    fn at(second: u32) -> String {
+        format!("2024-01-01T00:00:{second:02}Z")
+    }
+
+    /// A store holding `records`, ingested in one batch.
+    fn store(records: &[J]) -> MemoryStore {
+        let store = MemoryStore::new();
+        let body: String = records.iter().map(|r| format!("{r}\n")).collect();
+        block_on(crate::ingest::ingest(body.as_bytes(), &store, &Config::default())).expect("ingested");
+        store
+    }
+
+    fn call(response: Result<Response, Error>) -> (u16, J) {
+        let response = response.unwrap_or_else(Error::into_response);
+        (response.status, serde_json::from_slice(&response.body).expect("a JSON body"))
+    }
+
+    fn ids(body: &J) -> Vec<String> {
+        body["transactions"]
+            .as_array()
+            .expect("transactions")
+            .iter()
+            .map(|t| t["update_id"].as_str().unwrap().into())
+            .collect()
+    }
+
+    fn page(store: &MemoryStore, body: J) -> (u16, J) {
+        call(block_on(updates(store, UpdateApi::V2, body.to_string().as_bytes())))
+    }
+
+    #[test]
+    fn the_stream_is_ordered_by_migration_and_record_time_and_resumes_strictly_after_a_position() {
+        let store = store(&[
+            transaction("b", 1, "s", &at(1)),
+            transaction("a", 0, "s", &at(9)),
+            transaction("c", 1, "s", &at(2)),
+            transaction("d", 0, "s", &at(3)),
+        ]);
+        let (status, first) = page(&store, json!({"page_size": 2}));
+        assert_eq!(status, 200);
+        assert_eq!(ids(&first), ["d", "a"]);
+        let after = json!({"after_migration_id": 0, "after_record_time": at(9)});
+        let (_, next) = page(&store, json!({"page_size": 2, "after": after}));
+        assert_eq!(ids(&next), ["b", "c"]);
+        let after = json!({"after_migration_id": 1, "after_record_time": at(2)});
+        assert_eq!(page(&store, json!({"page_size": 2, "after": after})).1, json!({"transactions": []}));
+    }
+
+    #[test]
+    fn items_are_the_bodies_that_get_by_id_serves_in_either_encoding_and_version() {
+        let store = store(&[transaction("a", 0, "s", &at(1))]);
+        for (api, encoding, version) in [
+            (UpdateApi::V2, Encoding::CompactJson, "v2"),
+            (UpdateApi::V2, Encoding::ProtobufJson, "v2"),
+            (UpdateApi::V1, Encoding::CompactJson, "v1"),
+        ] {
+            let name = if encoding == Encoding::CompactJson { "compact_json" } else { "protobuf_json" };
+            let body = json!({"page_size": 10, "daml_value_encoding": name}).to_string();
+            let (_, page) = call(block_on(updates(&store, api, body.as_bytes())));
+            let query = format!("ledger_value_encoding={name}");
+            let (_, item) = call(block_on(crate::ledger::updates::get(&store, api, "a", &query)));
+            assert_eq!(page["transactions"][0], item, "{version} {name}");
+        }
+    }
+
+    #[test]
+    fn a_page_ends_before_a_group_it_would_split_and_a_group_that_starts_it_comes_whole() {
+        let store = store(&[
+            transaction("a", 0, "s", &at(1)),
+            transaction("b1", 0, "s", &at(2)),
+            transaction("b2", 0, "s", &at(2)),
+            transaction("b3", 0, "s", &at(2)),
+            transaction("c", 0, "s", &at(3)),
+        ]);
+        assert_eq!(ids(&page(&store, json!({"page_size": 2})).1), ["a"]);
+        assert_eq!(ids(&page(&store, json!({"page_size": 4})).1), ["a", "b1", "b2", "b3"]);
+        let after = json!({"after_migration_id": 0, "after_record_time": at(1)});
+        assert_eq!(ids(&page(&store, json!({"page_size": 1, "after": after})).1), ["b1", "b2", "b3"]);
+    }
+
+    #[test]
+    fn import_updates_are_paged_by_id_and_are_not_in_the_stream() {
+        let import = |id: &str| transaction(id, 2, "s", "0001-01-01T00:00:00Z");
+        let store = store(&[import("i3"), import("i1"), import("i2"), transaction("a", 2, "s", &at(1))]);
+        assert_eq!(ids(&page(&store, json!({"page_size": 10})).1), ["a"]);
+        let body = |after: &str| json!({"migration_id": 2, "after_update_id": after, "limit": 2}).to_string();
+        let (status, first) = call(block_on(import_updates(&store, body("").as_bytes())));
+        assert_eq!(status, 200);
+        assert_eq!(ids(&first), ["i1", "i2"]);
+        assert_eq!(ids(&call(block_on(import_updates(&store, body("i2").as_bytes()))).1), ["i3"]);
+    }
+
+    #[test]
+    fn updates_before_are_the_latest_of_their_synchronizer_in_ascending_order() {
+        let store = store(&[
+            transaction("a", 0, "s", &at(1)),
+            transaction("b", 0, "other", &at(2)),
+            transaction("c", 0, "s", &at(3)),
+            transaction("d", 0, "s", &at(4)),
+            transaction("e", 0, "s", &at(5)),
+        ]);
+        let before = |count: u32, at_or_after: Option<String>| {
+            let mut body = json!({"migration_id": 0, "synchronizer_id": "s", "before": at(5), "count": count});
+            if let Some(t) = at_or_after {
+                body["at_or_after"] = json!(t);
+            }
+            ids(&call(block_on(updates_before(&store, body.to_string().as_bytes()))).1)
+        };
+        assert_eq!(before(2, None), ["c", "d"]);
+        assert_eq!(before(10, None), ["a", "c", "d"]);
+        assert_eq!(before(10, Some(at(3))), ["c", "d"]);
+    }
+
+    #[test]
+    fn the_status_is_complete_only_when_every_held_migration_is() {
+        let backfill = |m: i64, complete: bool| json!({"backfill": {"migration_id": m, "complete": complete, "import_updates_complete": complete}});
+        assert_eq!(call(block_on(status(&MemoryStore::new()))).1, json!({"complete": false}));
+        let held = store(&[transaction("a", 0, "s", &at(1)), transaction("b", 1, "s", &at(1)), backfill(0, true)]);
+        assert_eq!(call(block_on(status(&held))).1, json!({"complete": false}));
+        let body = format!("{}\n", backfill(1, true));
+        block_on(crate::ingest::ingest(body.as_bytes(), &held, &Config::default())).expect("ingested");
+        assert_eq!(call(block_on(status(&held))).1, json!({"complete": true}));
+    }
+
+    #[test]
+    fn bad_requests_name_the_field() {
+        let store = MemoryStore::new();
+        let cases = [
+            (json!({}), "page_size is required"),
+            (json!({"page_size": 0}), "page_size must be from 1 to 1000, not 0"),
+            (json!({"page_size": 1001}), "page_size must be from 1 to 1000, not 1001"),
+            (json!({"page_size": 1, "after": 3}), "after must be an object, not a number"),
+            (json!({"page_size": 1, "after": {"after_record_time": at(1)}}), "after.after_migration_id is required"),
+            (
+                json!({"page_size": 1, "after": {"after_migration_id": 0, "after_record_time": "yesterday"}}),
+                "after.after_record_time must be an RFC 3339 timestamp",
+            ),
+            (
+                json!({"page_size": 1, "daml_value_encoding": "yaml"}),
+                "daml_value_encoding must be compact_json or protobuf_json",
+            ),
+        ];
+        for (body, message) in cases {
+            let (status, answer) = page(&store, body.clone());
+            assert_eq!(status, 400, "{body}");
+            assert!(answer["error"].as_str().unwrap().contains(message), "{body}: {answer}");
+        }
+        let (status, answer) = call(block_on(updates(&store, UpdateApi::V2, br#"{"page_size": 1, "page_size": 2}"#)));
+        assert_eq!(status, 400);
+        assert!(answer["error"].as_str().unwrap().contains("appears twice"), "{answer}");
+    }
+}
