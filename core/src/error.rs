@@ -42,6 +42,9 @@ pub enum Error {
     Internal(String),
     /// 500: the storage backend failed; the detail is logged, not sent.
     Store(StoreError),
+    /// 503: the node is not ready to serve because its store cannot be read (the
+    /// readiness probe, [`crate::health`]); the detail is logged, not sent.
+    Unavailable(StoreError),
 }
 
 impl Error {
@@ -57,6 +60,7 @@ impl Error {
             Error::PayloadTooLarge { .. } => 413,
             Error::TooManyRequests(_) => 429,
             Error::Unsupported(_) | Error::Internal(_) | Error::Store(_) => 500,
+            Error::Unavailable(_) => 503,
         }
     }
 
@@ -71,6 +75,12 @@ impl Error {
             Error::Store(e) => (
                 String::from("storage backend failed; retry with back-off, and tell the operator if it persists"),
                 Some(alloc::format!("store: {e}")),
+            ),
+            Error::Unavailable(e) => (
+                String::from(
+                    "not ready: the store cannot be read: the storage backend failed; the operator's log has the cause",
+                ),
+                Some(alloc::format!("readiness: store: {e}")),
             ),
             _ => (alloc::format!("{self}"), None),
         };
@@ -103,6 +113,7 @@ impl fmt::Display for Error {
                 write!(f, "request body too large; this endpoint accepts at most {limit} bytes")
             }
             Error::Store(e) => write!(f, "{e}"),
+            Error::Unavailable(e) => write!(f, "not ready: the store cannot be read: {e}"),
         }
     }
 }

@@ -63,6 +63,7 @@ pub mod admin;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod health;
 pub mod http;
 pub mod ids;
 pub mod ingest;

@@ -21,6 +21,8 @@
 //! | GET | `/v0/admin/wallet/buy-traffic-requests` | [`Route::AdminBuyTrafficRequests`] | |
 //! | POST | `/v0/admin/store-check` | [`Route::AdminStoreCheck`] | |
 //! | POST | `/v0/admin/reset` | [`Route::AdminReset`] | |
+//! | GET | `/livez` | [`Route::Livez`] | |
+//! | GET | `/readyz` | [`Route::Readyz`] | |
 //!
 //! `{coin}` is the configured currency word in lower case (`coin` by default, `amulet`
 //! for `LEDGER_NODE_NAMES_COIN=Amulet`; [`crate::names::ApiNames`]); only that spelling
@@ -35,7 +37,8 @@
 //! `/api/scan/registry/transfer-instruction/v2/{id}/choice-contexts/accept`), and
 //! `/api/validator` for the wallet (the validator app's;
 //! `/api/validator/v0/wallet/buy-traffic-requests`). A history endpoint added later
-//! belongs under `/api/scan` too. The admin endpoints answer at the root only, and a
+//! belongs under `/api/scan` too. The admin endpoints and the probes (`/livez`,
+//! `/readyz`) answer at the root only, and a
 //! route under a base path that is not its own is a 404 (`/api/validator/version`), as
 //! is a base path alone. [`Route::base`] says which base a route has.
 //!
@@ -121,6 +124,10 @@ pub enum Route<'a> {
     AdminStoreCheck,
     /// `POST /v0/admin/reset`
     AdminReset,
+    /// `GET /livez`
+    Livez,
+    /// `GET /readyz`
+    Readyz,
 }
 
 /// A base path that routes also answer under, besides the root (module docs).
@@ -184,7 +191,7 @@ impl<'a> Route<'a> {
             | RollForwardLsu
             | ChoiceContext { .. } => Some(Base::Scan),
             BuyTraffic | BuyTrafficStatus { .. } => Some(Base::Validator),
-            AdminIngest | AdminTick | AdminBuyTrafficRequests | AdminStoreCheck | AdminReset => None,
+            AdminIngest | AdminTick | AdminBuyTrafficRequests | AdminStoreCheck | AdminReset | Livez | Readyz => None,
         }
     }
 
@@ -247,6 +254,8 @@ impl<'a> Route<'a> {
             ["v0", "admin", "wallet", "buy-traffic-requests"] => (AdminBuyTrafficRequests, "GET"),
             ["v0", "admin", "store-check"] => (AdminStoreCheck, "POST"),
             ["v0", "admin", "reset"] => (AdminReset, "POST"),
+            ["livez"] => (Livez, "GET"),
+            ["readyz"] => (Readyz, "GET"),
             _ => return None,
         };
         Some(found)
@@ -268,7 +277,7 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route<'static>); 21] {
+    fn every_route() -> [(Method, &'static str, Route<'static>); 23] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: "00ab", choice };
         [
             (Get, "/version", Route::Version),
@@ -296,6 +305,8 @@ mod tests {
             (Get, "/v0/admin/wallet/buy-traffic-requests", Route::AdminBuyTrafficRequests),
             (Post, "/v0/admin/store-check", Route::AdminStoreCheck),
             (Post, "/v0/admin/reset", Route::AdminReset),
+            (Get, "/livez", Route::Livez),
+            (Get, "/readyz", Route::Readyz),
         ]
     }
 
@@ -305,6 +316,8 @@ mod tests {
             route!(method, path => Ok(want));
         }
         route!(Method::Head, "/version" => Ok(Route::Version));
+        route!(Method::Head, "/livez" => Ok(Route::Livez));
+        route!(Method::Head, "/readyz" => Ok(Route::Readyz));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use crate::admin;
 use crate::config::{Config, DEFAULT_COIN};
 use crate::error::Error;
+use crate::health;
 use crate::http::{Body, Method, Request, Response};
 use crate::ingest;
 use crate::ledger;
@@ -79,6 +80,8 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
     };
     match route {
         Route::Version => Ok(Response::ok(&version::current())),
+        Route::Livez => Ok(health::live()),
+        Route::Readyz => health::ready(store).await,
         Route::UpdateById { api, update_id } => ledger::updates::get(store, api, update_id, &request.query).await,
         Route::ChoiceContext { transfer_instruction_id, choice } => {
             registry::choice_context(store, env, transfer_instruction_id, choice, body).await
