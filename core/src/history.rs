@@ -239,6 +239,9 @@ async fn bodies<S: Store>(
     encoding: Encoding,
     api: UpdateApi,
 ) -> Result<Vec<Vec<u8>>, Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
     let keys: Vec<Vec<u8>> = ids.iter().map(|id| body_key(id, encoding)).collect();
     let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
     let found = store.get_many(&keys).await?;

@@ -64,6 +64,7 @@ pub mod config;
 pub mod error;
 pub mod exec;
 pub mod health;
+pub mod history;
 pub mod http;
 pub mod ids;
 pub mod ingest;

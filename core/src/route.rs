@@ -8,10 +8,16 @@
 //! | GET | `/v0/internal/reward-accounting-process/rounds/earliest-available` | [`Route::EarliestRound`] | `/api/scan` |
 //! | GET | `/v0/reward-accounting-process/rounds/earliest-available` | [`Route::EarliestRound`] (pre-0.6.5 alias) | `/api/scan` |
 //! | POST | `/v0/backfilling/migration-info` | [`Route::MigrationInfo`] | `/api/scan` |
+//! | POST | `/v2/updates` | [`Route::Updates`] (version 2) | `/api/scan` |
+//! | POST | `/v1/updates` | [`Route::Updates`] (version 1) | `/api/scan` |
+//! | POST | `/v0/backfilling/import-updates` | [`Route::ImportUpdates`] | `/api/scan` |
+//! | POST | `/v0/backfilling/updates-before` | [`Route::UpdatesBefore`] | `/api/scan` |
+//! | GET | `/v0/backfilling/status` | [`Route::BackfillingStatus`] | `/api/scan` |
 //! | GET | `/v0/state/acs/snapshot-timestamp-after` | [`Route::SnapshotTimestampAfter`] | `/api/scan` |
 //! | GET | `/v0/closed-rounds` | [`Route::ClosedRounds`] | `/api/scan` |
 //! | GET | `/v0/{coin}-price/votes` | [`Route::CoinPriceVotes`] | `/api/scan` |
 //! | GET | `/v0/domains/{domain_id}/parties/{party_id}/participant-id` | [`Route::PartyParticipant`] | `/api/scan` |
+//! | GET | `/v1/domains/{domain_id}/parties/{party_id}/participant-id` | [`Route::PartyParticipants`] | `/api/scan` |
 //! | GET | `/v0/roll-forward-lsu` | [`Route::RollForwardLsu`] | `/api/scan` |
 //! | POST | `/registry/transfer-instruction/v2/{id}/choice-contexts/{reject,accept,withdraw}` | [`Route::ChoiceContext`] | `/api/scan` |
 //! | POST | `/v0/wallet/buy-traffic-requests` | [`Route::BuyTraffic`] | `/api/validator` |
@@ -85,6 +91,17 @@ pub enum Route<'a> {
     EarliestRound,
     /// `POST /v0/backfilling/migration-info`
     MigrationInfo,
+    /// `POST /v{1,2}/updates`: a page of the history stream
+    Updates {
+        /// Which API version.
+        api: UpdateApi,
+    },
+    /// `POST /v0/backfilling/import-updates`
+    ImportUpdates,
+    /// `POST /v0/backfilling/updates-before`
+    UpdatesBefore,
+    /// `GET /v0/backfilling/status`
+    BackfillingStatus,
     /// `GET /v0/state/acs/snapshot-timestamp-after`
     SnapshotTimestampAfter,
     /// `GET /v0/closed-rounds`
@@ -93,6 +110,14 @@ pub enum Route<'a> {
     CoinPriceVotes,
     /// `GET /v0/domains/{domain_id}/parties/{party_id}/participant-id`
     PartyParticipant {
+        /// The synchronizer id, percent-encoded.
+        domain_id: &'a str,
+        /// The party id, percent-encoded.
+        party_id: &'a str,
+    },
+    /// `GET /v1/domains/{domain_id}/parties/{party_id}/participant-id`: every hosting
+    /// participant.
+    PartyParticipants {
         /// The synchronizer id, percent-encoded.
         domain_id: &'a str,
         /// The party id, percent-encoded.
@@ -184,10 +209,15 @@ impl<'a> Route<'a> {
             | UpdateById { .. }
             | EarliestRound
             | MigrationInfo
+            | Updates { .. }
+            | ImportUpdates
+            | UpdatesBefore
+            | BackfillingStatus
             | SnapshotTimestampAfter
             | ClosedRounds
             | CoinPriceVotes
             | PartyParticipant { .. }
+            | PartyParticipants { .. }
             | RollForwardLsu
             | ChoiceContext { .. } => Some(Base::Scan),
             BuyTraffic | BuyTrafficStatus { .. } => Some(Base::Validator),
@@ -229,11 +259,19 @@ impl<'a> Route<'a> {
             ["v0", "internal", "reward-accounting-process", "rounds", "earliest-available"]
             | ["v0", "reward-accounting-process", "rounds", "earliest-available"] => (EarliestRound, "GET"),
             ["v0", "backfilling", "migration-info"] => (MigrationInfo, "POST"),
+            ["v2", "updates"] => (Updates { api: UpdateApi::V2 }, "POST"),
+            ["v1", "updates"] => (Updates { api: UpdateApi::V1 }, "POST"),
+            ["v0", "backfilling", "import-updates"] => (ImportUpdates, "POST"),
+            ["v0", "backfilling", "updates-before"] => (UpdatesBefore, "POST"),
+            ["v0", "backfilling", "status"] => (BackfillingStatus, "GET"),
             ["v0", "state", "acs", "snapshot-timestamp-after"] => (SnapshotTimestampAfter, "GET"),
             ["v0", "closed-rounds"] => (ClosedRounds, "GET"),
             ["v0", price, "votes"] if is_price_segment(price, coin) => (CoinPriceVotes, "GET"),
             ["v0", "domains", domain_id, "parties", party_id, "participant-id"] => {
                 (PartyParticipant { domain_id, party_id }, "GET")
+            }
+            ["v1", "domains", domain_id, "parties", party_id, "participant-id"] => {
+                (PartyParticipants { domain_id, party_id }, "GET")
             }
             ["v0", "roll-forward-lsu"] => (RollForwardLsu, "GET"),
             ["registry", "transfer-instruction", "v2", id, "choice-contexts", choice] => {
@@ -277,7 +315,7 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route<'static>); 23] {
+    fn every_route() -> [(Method, &'static str, Route<'static>); 29] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: "00ab", choice };
         [
             (Get, "/version", Route::Version),
@@ -286,6 +324,11 @@ mod tests {
             (Get, "/v0/internal/reward-accounting-process/rounds/earliest-available", Route::EarliestRound),
             (Get, "/v0/reward-accounting-process/rounds/earliest-available", Route::EarliestRound),
             (Post, "/v0/backfilling/migration-info", Route::MigrationInfo),
+            (Post, "/v2/updates", Route::Updates { api: UpdateApi::V2 }),
+            (Post, "/v1/updates", Route::Updates { api: UpdateApi::V1 }),
+            (Post, "/v0/backfilling/import-updates", Route::ImportUpdates),
+            (Post, "/v0/backfilling/updates-before", Route::UpdatesBefore),
+            (Get, "/v0/backfilling/status", Route::BackfillingStatus),
             (Get, "/v0/state/acs/snapshot-timestamp-after", Route::SnapshotTimestampAfter),
             (Get, "/v0/closed-rounds", Route::ClosedRounds),
             (Get, "/v0/coin-price/votes", Route::CoinPriceVotes),
@@ -293,6 +336,11 @@ mod tests {
                 Get,
                 "/v0/domains/d::1/parties/p::2/participant-id",
                 Route::PartyParticipant { domain_id: "d::1", party_id: "p::2" },
+            ),
+            (
+                Get,
+                "/v1/domains/d::1/parties/p::2/participant-id",
+                Route::PartyParticipants { domain_id: "d::1", party_id: "p::2" },
             ),
             (Get, "/v0/roll-forward-lsu", Route::RollForwardLsu),
             (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/reject", choice(TransferChoice::Reject)),
@@ -391,6 +439,14 @@ mod tests {
     }
 
     #[test]
+    fn the_stream_and_an_update_by_id_differ_by_method_and_segments() {
+        route!(Get, "/v2/updates" => Err(RouteError::MethodNotAllowed { allowed: "POST" }));
+        route!(Post, "/v2/updates/abc" => Err(RouteError::MethodNotAllowed { allowed: "GET" }));
+        route!(Post, "/api/scan/v2/updates" => Ok(Route::Updates { api: UpdateApi::V2 }));
+        route!(Get, "/api/scan/v0/backfilling/status" => Ok(Route::BackfillingStatus));
+    }
+
+    #[test]
     fn unknown_paths_are_404() {
         for path in [
             "",
@@ -398,7 +454,7 @@ mod tests {
             "version",
             "/version/",
             "/v2/updates/",
-            "/v2/updates",
+            "/v3/updates",
             "/v3/updates/x",
             "/v2/updates/x/y",
             "//version",

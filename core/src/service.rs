@@ -8,6 +8,7 @@ use crate::admin;
 use crate::config::{Config, DEFAULT_COIN};
 use crate::error::Error;
 use crate::health;
+use crate::history;
 use crate::http::{Body, Method, Request, Response};
 use crate::ingest;
 use crate::ledger;
@@ -88,11 +89,18 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         }
         Route::EarliestRound => state::rounds::earliest(store).await,
         Route::MigrationInfo => state::migrations::info(store, body).await,
+        Route::Updates { api } => history::updates(store, api, body).await,
+        Route::ImportUpdates => history::import_updates(store, body).await,
+        Route::UpdatesBefore => history::updates_before(store, body).await,
+        Route::BackfillingStatus => history::status(store).await,
         Route::SnapshotTimestampAfter => state::snapshots::after(store, env.config, &request.query).await,
         Route::ClosedRounds => state::rounds::closed(store).await,
         Route::CoinPriceVotes => state::votes::latest(store, &ApiNames::new(&env.config.names).price_votes_field).await,
         Route::PartyParticipant { domain_id, party_id } => {
             state::hosting::participant(store, domain_id, party_id).await
+        }
+        Route::PartyParticipants { domain_id, party_id } => {
+            state::hosting::participants(store, domain_id, party_id).await
         }
         Route::RollForwardLsu => state::hosting::roll_forward(store).await,
         Route::AdminIngest => {
