@@ -13,6 +13,7 @@
 //! | `GET /v0/closed-rounds` | [`rounds`] | 1 scan (limit [`rounds::MAX_CLOSED_ROUNDS`]) |
 //! | `GET /v0/{coin}-price/votes` | [`votes`] | one scan (limit 1) per SV with an active vote, plus 1 |
 //! | `GET /v0/domains/{d}/parties/{p}/participant-id` | [`hosting`] | 1 get |
+//! | `GET /v1/domains/{d}/parties/{p}/participant-id` | [`hosting`] | 1 get |
 //! | `GET /v0/roll-forward-lsu` | [`hosting`] | 1 get |
 //!
 //! Contract lists (closed rounds, votes) store each listed contract already rendered
