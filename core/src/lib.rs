@@ -73,6 +73,7 @@ pub mod keys;
 pub mod ledger;
 pub mod names;
 pub mod network;
+pub mod openapi;
 pub mod registry;
 pub mod route;
 pub mod service;

@@ -3,6 +3,7 @@
 //! | method | path | route | also under |
 //! |---|---|---|---|
 //! | GET | `/version` | [`Route::Version`] | `/api/scan` |
+//! | GET | `/openapi.json` | [`Route::OpenApi`] | `/api/scan` |
 //! | GET | `/v2/updates/{update_id}` | [`Route::UpdateById`] (version 2) | `/api/scan` |
 //! | GET | `/v1/updates/{update_id}` | [`Route::UpdateById`] (version 1) | `/api/scan` |
 //! | GET | `/v0/internal/reward-accounting-process/rounds/earliest-available` | [`Route::EarliestRound`] | `/api/scan` |
@@ -80,6 +81,8 @@ pub enum TransferChoice {
 pub enum Route<'a> {
     /// `GET /version`
     Version,
+    /// `GET /openapi.json`: the node's OpenAPI document ([`crate::openapi`]).
+    OpenApi,
     /// `GET /v{1,2}/updates/{update_id}`
     UpdateById {
         /// Which API version.
@@ -206,6 +209,7 @@ impl<'a> Route<'a> {
         use Route::*;
         match self {
             Version
+            | OpenApi
             | UpdateById { .. }
             | EarliestRound
             | MigrationInfo
@@ -254,6 +258,7 @@ impl<'a> Route<'a> {
         use Route::*;
         let found = match seg {
             ["version"] => (Version, "GET"),
+            ["openapi.json"] => (OpenApi, "GET"),
             ["v2", "updates", id] => (UpdateById { api: UpdateApi::V2, update_id: id }, "GET"),
             ["v1", "updates", id] => (UpdateById { api: UpdateApi::V1, update_id: id }, "GET"),
             ["v0", "internal", "reward-accounting-process", "rounds", "earliest-available"]
@@ -315,10 +320,11 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route<'static>); 29] {
+    fn every_route() -> [(Method, &'static str, Route<'static>); 30] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: "00ab", choice };
         [
             (Get, "/version", Route::Version),
+            (Get, "/openapi.json", Route::OpenApi),
             (Get, "/v2/updates/abc", Route::UpdateById { api: UpdateApi::V2, update_id: "abc" }),
             (Get, "/v1/updates/abc", Route::UpdateById { api: UpdateApi::V1, update_id: "abc" }),
             (Get, "/v0/internal/reward-accounting-process/rounds/earliest-available", Route::EarliestRound),

@@ -13,6 +13,7 @@ use crate::http::{Body, Method, Request, Response};
 use crate::ingest;
 use crate::ledger;
 use crate::names::ApiNames;
+use crate::openapi;
 use crate::registry;
 use crate::route::{Route, RouteError};
 use crate::state;
@@ -81,6 +82,7 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
     };
     match route {
         Route::Version => Ok(Response::ok(&version::current())),
+        Route::OpenApi => Ok(openapi::serve(&env.config.names)),
         Route::Livez => Ok(health::live()),
         Route::Readyz => health::ready(store).await,
         Route::UpdateById { api, update_id } => ledger::updates::get(store, api, update_id, &request.query).await,
