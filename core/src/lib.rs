@@ -48,6 +48,21 @@
 //!   wallet tokens must not carry `crit`, their times must be integers, and they may
 //!   expire at most `LEDGER_NODE_JWT_MAX_TTL_HOURS` ahead ([`wallet::jwt`]).
 //!
+//! ## Clients of the network's own apps
+//!
+//! The node answers the way the network's own apps do, so their clients need no change:
+//!
+//! - **Spellings** ([`names::ApiNames`]): the price votes path and field and the coin
+//!   rules context key carry the configured currency word (`LEDGER_NODE_NAMES_COIN`) in
+//!   lower case: `/v0/amulet-price/votes`, `amulet_price_votes`, `amulet-rules` on a
+//!   network whose coin is `Amulet`; only that spelling is served.
+//! - **Base paths** ([`route::Base`]): besides the root, the history, state and registry
+//!   endpoints answer under `/api/scan`, the wallet under `/api/validator`.
+//! - **Times** ([`time`]): request and ingest timestamps take 0 to 9 fractional digits,
+//!   those beyond the microsecond zero; answers always carry six.
+//! - **Probes and description** ([`health`], [`openapi`]): `GET /livez`, `GET /readyz`
+//!   (503 when the store cannot be read) and the OpenAPI document at `GET /openapi.json`.
+//!
 //! ## Keyspace
 //!
 //! Keys beginning with `0xff` are the node's scratch space ([`admin::SCRATCH_PREFIX`]);

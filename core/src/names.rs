@@ -34,7 +34,8 @@
 //!
 //! Only the configured spelling is served: with `Amulet`, `/v0/coin-price/votes` is a
 //! 404, as on that network. Routing matches the path segment without allocating
-//! ([`is_price_segment`]).
+//! ([`is_price_segment`]); the OpenAPI document is served with these spellings
+//! ([`crate::openapi`]).
 
 use alloc::format;
 use alloc::string::String;
