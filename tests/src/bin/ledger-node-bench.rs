@@ -47,8 +47,11 @@ enum Command {
         #[arg(long, default_value = "GET")]
         method: String,
         /// Request body (for POST).
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", conflicts_with = "bodies")]
         body: String,
+        /// Request bodies, picked at random per request; one per line in this file.
+        #[arg(long)]
+        bodies: Option<std::path::PathBuf>,
         /// Concurrent connections.
         #[arg(long, default_value_t = 32)]
         connections: usize,
@@ -76,7 +79,7 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
         Command::Ceiling { listen, body_bytes } => runtime.block_on(ceiling(listen, ceiling_body(body_bytes))),
-        Command::Load { url, paths, path, method, body, connections, seconds, label } => {
+        Command::Load { url, paths, path, method, body, bodies, connections, seconds, label } => {
             let paths = match (paths, path) {
                 (Some(file), _) => {
                     std::fs::read_to_string(&file)?.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect()
@@ -85,7 +88,14 @@ fn main() -> anyhow::Result<()> {
                 (None, None) => anyhow::bail!("give --path or --paths"),
             };
             anyhow::ensure!(!paths.is_empty(), "no paths to request");
-            runtime.block_on(load(Load { url, paths, method, body, connections, seconds, label }))
+            let bodies = match bodies {
+                Some(file) => {
+                    std::fs::read_to_string(&file)?.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect()
+                }
+                None => vec![body],
+            };
+            anyhow::ensure!(!bodies.is_empty(), "no bodies to send");
+            runtime.block_on(load(Load { url, paths, method, bodies, connections, seconds, label }))
         }
         Command::CoreIngest { file, db } => core_ingest(&file, db.as_deref()),
     }
@@ -167,7 +177,7 @@ struct Load {
     url: String,
     paths: Vec<String>,
     method: String,
-    body: String,
+    bodies: Vec<String>,
     connections: usize,
     seconds: u64,
     label: String,
@@ -235,11 +245,12 @@ async fn connection(
         rng ^= rng >> 7;
         rng ^= rng << 17;
         let path = &load.paths[(rng % load.paths.len() as u64) as usize];
+        let body = &load.bodies[((rng >> 32) % load.bodies.len() as u64) as usize];
         let request = hyper::Request::builder()
             .method(load.method.as_str())
             .uri(path.as_str())
             .header(hyper::header::HOST, authority)
-            .body(Full::new(Bytes::from(load.body.clone())))?;
+            .body(Full::new(Bytes::from(body.clone())))?;
         sender.ready().await?;
         let response = sender.send_request(request).await?;
         let ok = response.status().is_success();
