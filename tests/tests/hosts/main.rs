@@ -1,7 +1,9 @@
 //! The cross-host suites: one scenario suite and one storage contract, run against
 //! every host (core + memory store, the component in wasmtime over memory and SQLite,
-//! the worker under `wrangler dev` with local D1 and KV).
+//! the worker under `wrangler dev` with local D1 and KV). Every answer of the scenario
+//! suite is also checked against the node's OpenAPI document (`openapi`).
 
+mod openapi;
 mod resend;
 mod scenario;
 mod targets;

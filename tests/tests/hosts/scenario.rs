@@ -24,12 +24,16 @@
 //! replaced by the captured text: a step can act on an id the node made up, such as a
 //! request contract id.
 //!
-//! Every scenario starts from an empty node configured with [`test_config`].
+//! Every scenario starts from an empty node configured with [`test_config`]. Besides
+//! its expectation, every answer must be one the node's OpenAPI document declares
+//! ([`openapi::judge`]): its status for the operation, and a body of its schema.
 
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use super::openapi;
 
 /// The admin token every host is configured with in tests.
 pub const ADMIN_TOKEN: &str = "test-admin-token";
@@ -236,8 +240,13 @@ pub fn run_all(target: &mut dyn Target) {
         target.reset();
         let mut captures = Captures::new();
         for (index, step) in scenario.steps.iter().enumerate() {
-            let received = target.send(&step.request.outgoing().substitute(&captures));
-            if let Err(problem) = check(&step.expect, &received, &mut captures) {
+            let outgoing = step.request.outgoing().substitute(&captures);
+            let received = target.send(&outgoing);
+            // The scenario's expectation, then the document: every answer of every host
+            // must be one `core/openapi.json` declares.
+            let checked =
+                check(&step.expect, &received, &mut captures).and_then(|()| openapi::judge(&outgoing, &received));
+            if let Err(problem) = checked {
                 failures.push(format!(
                     "{file}/{} step {} ({} {}): {problem}",
                     scenario.name,

@@ -1,0 +1,762 @@
+//! The node's OpenAPI document, `core/openapi.json`, as the judge of every answer.
+//!
+//! [`Document::check`] takes a request as sent and the answer a host gave, finds the
+//! operation by method and path (path templates match one non-empty segment per
+//! `{param}`; the template with the most literal segments wins), the response by status
+//! (or `default`), and validates the JSON body against that response's schema with the
+//! `jsonschema` crate (draft 2020-12, the dialect of OpenAPI 3.1). The whole document is
+//! registered as one resource, so the `#/components/...` references of a schema resolve
+//! in it. `HEAD` is judged as `GET` with an empty body. The two answers to requests the
+//! document does not declare are judged too: a path that no template matches must be a
+//! 404, and a declared path with an undeclared method a 405 with an `Allow` header, both
+//! with the `ErrorResponse` body.
+//!
+//! The scenario runner checks every answer of every host this way ([`super::scenario`]);
+//! the tests below check the document itself: that it is a valid OpenAPI 3.1 document
+//! (against the specification's own JSON schema, `fixtures/openapi-3.1.schema.json`,
+//! from the npm package `@seriousme/openapi-schema-validator` 2.11.0), that its
+//! references and schemas are sound, that it describes exactly the routes of the route
+//! table in `core/src/route.rs`, and that the node routes every path it declares.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use jsonschema::{Draft, Registry, Validator};
+use serde_json::Value;
+
+use super::scenario::{Outgoing, Received, Target};
+
+/// The URI the document is registered under for `$ref` resolution.
+const DOCUMENT_URI: &str = "urn:ledger-node:openapi";
+
+/// Where the document lives.
+fn document_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/openapi.json")
+}
+
+/// The HTTP methods an OpenAPI path item may declare.
+const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/// One segment of a path template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Segment {
+    Literal(String),
+    Param,
+}
+
+/// A path of the document, with the JSON pointer of its path item (after `$ref`s).
+#[derive(Debug)]
+struct Template {
+    path: String,
+    segments: Vec<Segment>,
+    item: String,
+}
+
+impl Template {
+    fn new(path: &str, item: String) -> Self {
+        let segments =
+            path.split('/')
+                .skip(1)
+                .map(|s| {
+                    if s.starts_with('{') && s.ends_with('}') { Segment::Param } else { Segment::Literal(s.to_owned()) }
+                })
+                .collect();
+        Template { path: path.to_owned(), segments, item }
+    }
+
+    /// The number of literal segments, when `path` matches.
+    fn matches(&self, path: &str) -> Option<usize> {
+        let parts: Vec<&str> = path.split('/').skip(1).collect();
+        if !path.starts_with('/') || parts.len() != self.segments.len() {
+            return None;
+        }
+        let mut literals = 0;
+        for (segment, part) in self.segments.iter().zip(parts) {
+            match segment {
+                Segment::Literal(literal) if literal == part => literals += 1,
+                Segment::Param if !part.is_empty() => {}
+                _ => return None,
+            }
+        }
+        Some(literals)
+    }
+}
+
+/// The loaded document, its `$ref` registry and the validators built so far.
+pub struct Document {
+    json: Value,
+    registry: Registry<'static>,
+    templates: Vec<Template>,
+    validators: Mutex<HashMap<String, Arc<Validator>>>,
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document").field("paths", &self.templates.len()).finish_non_exhaustive()
+    }
+}
+
+/// `key` escaped as one JSON pointer token.
+fn token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// `pointer` written as a URI fragment (characters outside the fragment set escaped).
+fn fragment(pointer: &str) -> String {
+    let mut out = String::with_capacity(pointer.len());
+    for byte in pointer.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The first `limit` characters of `text`, marked when cut.
+pub fn excerpt(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
+        None => text.to_owned(),
+    }
+}
+
+impl Document {
+    /// The document, loaded once per test process.
+    pub fn get() -> &'static Document {
+        static DOCUMENT: OnceLock<Document> = OnceLock::new();
+        DOCUMENT.get_or_init(|| Document::load().unwrap_or_else(|e| panic!("core/openapi.json: {e}")))
+    }
+
+    fn load() -> Result<Document, String> {
+        let path = document_path();
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let json: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+        let registry = Registry::new()
+            .draft(Draft::Draft202012)
+            .add(DOCUMENT_URI, json.clone())
+            .and_then(|builder| builder.prepare())
+            .map_err(|e| format!("registering it for $ref resolution: {e}"))?;
+        let mut document = Document { json, registry, templates: Vec::new(), validators: Mutex::new(HashMap::new()) };
+        let paths = document.json.get("paths").and_then(Value::as_object).ok_or("no paths object")?;
+        let mut templates = Vec::new();
+        for path in paths.keys() {
+            let (item, _) = document.follow(format!("/paths/{}", token(path)))?;
+            templates.push(Template::new(path, item));
+        }
+        document.templates = templates;
+        Ok(document)
+    }
+
+    /// The value at `pointer`, following `$ref`s (local ones: `#/...`) to the end, with the
+    /// pointer it was found at.
+    fn follow(&self, mut pointer: String) -> Result<(String, &Value), String> {
+        for _ in 0..16 {
+            let value = self.json.pointer(&pointer).ok_or_else(|| format!("nothing at #{pointer}"))?;
+            match value.get("$ref").and_then(Value::as_str) {
+                Some(reference) => {
+                    pointer = reference
+                        .strip_prefix('#')
+                        .ok_or_else(|| format!("#{pointer}: only local references are supported, not {reference}"))?
+                        .to_owned();
+                }
+                None => return Ok((pointer, value)),
+            }
+        }
+        Err(format!("#{pointer}: a chain of more than 16 references"))
+    }
+
+    /// A validator for the schema at `pointer`, built once.
+    fn validator(&self, pointer: &str) -> Result<Arc<Validator>, String> {
+        let mut validators = self.validators.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(validator) = validators.get(pointer) {
+            return Ok(Arc::clone(validator));
+        }
+        let schema = serde_json::json!({ "$ref": format!("{DOCUMENT_URI}#{}", fragment(pointer)) });
+        let validator = jsonschema::options()
+            .with_draft(Draft::Draft202012)
+            .with_registry(&self.registry)
+            .should_validate_formats(true)
+            .build(&schema)
+            .map_err(|e| format!("the schema at #{pointer} does not compile: {e}"))?;
+        let validator = Arc::new(validator);
+        validators.insert(pointer.to_owned(), Arc::clone(&validator));
+        Ok(validator)
+    }
+
+    /// Validates `instance` against the schema at `pointer`; the error lists what failed.
+    fn validate(&self, pointer: &str, instance: &Value) -> Result<(), String> {
+        let validator = self.validator(pointer)?;
+        if validator.is_valid(instance) {
+            return Ok(());
+        }
+        let evaluation = validator.evaluate(instance);
+        let mut problems: Vec<String> = evaluation
+            .iter_errors()
+            .map(|entry| {
+                let at = entry.schema_location.strip_prefix(DOCUMENT_URI).unwrap_or(entry.schema_location);
+                format!("{entry} (schema {at})")
+            })
+            .collect();
+        if problems.is_empty() {
+            problems = validator.iter_errors(instance).map(|e| e.to_string()).collect();
+        }
+        let shown = problems.len().min(12);
+        let more = if problems.len() > shown {
+            format!("\n      … and {} more", problems.len() - shown)
+        } else {
+            String::new()
+        };
+        Err(format!("the body does not match #{pointer}:\n      {}{more}", problems[..shown].join("\n      ")))
+    }
+
+    /// The template that matches `path`, the most literal one first.
+    fn template(&self, path: &str) -> Option<&Template> {
+        self.templates
+            .iter()
+            .filter_map(|t| t.matches(path).map(|literals| (literals, t)))
+            .max_by_key(|(literals, _)| *literals)
+            .map(|(_, t)| t)
+    }
+
+    /// Whether the answer `received` to `method` on `target` (path and query) is one the
+    /// document declares; the error says what does not match.
+    pub fn check(&self, method: &str, target: &str, received: &Received) -> Result<(), String> {
+        let path = target.split(['?', '#']).next().unwrap_or(target);
+        let status = received.status;
+        let Some(template) = self.template(path) else {
+            if status == 404 {
+                return self.check_body("/components/responses/NotFound", received, false);
+            }
+            return Err(format!(
+                "no path of the document matches {path}; the node answered {status}, where only a 404 answers an undeclared path"
+            ));
+        };
+        let head = method.eq_ignore_ascii_case("HEAD");
+        let key = if head { "get".to_owned() } else { method.to_ascii_lowercase() };
+        let (_, item) = self.follow(template.item.clone())?;
+        let declared: Vec<&str> = METHODS.into_iter().filter(|m| item.get(*m).is_some()).collect();
+        if !declared.contains(&key.as_str()) {
+            if status != 405 {
+                return Err(format!(
+                    "{} declares no {method} operation (only {}); the node answered {status}, where only a 405 is expected",
+                    template.path,
+                    declared.join(", ").to_uppercase()
+                ));
+            }
+            let allow = received.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("allow")).map(|(_, v)| v.as_str());
+            let allowed = allow
+                .unwrap_or("")
+                .split(',')
+                .map(|m| m.trim().to_ascii_lowercase())
+                .any(|m| declared.contains(&m.as_str()));
+            if !allowed {
+                return Err(format!(
+                    "a 405 for {} must have an Allow header naming its method ({}); it has {allow:?}",
+                    template.path,
+                    declared.join(", ").to_uppercase()
+                ));
+            }
+            return self.check_body("/components/responses/MethodNotAllowed", received, false);
+        }
+        let operation = format!("{}/{key}", template.item);
+        let responses = self.json.pointer(&format!("{operation}/responses")).and_then(Value::as_object);
+        let responses = responses.ok_or_else(|| format!("{method} {} has no responses", template.path))?;
+        let code = status.to_string();
+        let response = if responses.contains_key(&code) {
+            format!("{operation}/responses/{code}")
+        } else if responses.contains_key("default") {
+            format!("{operation}/responses/default")
+        } else {
+            return Err(format!(
+                "{method} {} declares no {status} response (it declares {})",
+                template.path,
+                responses.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        };
+        self.check_body(&response, received, head).map_err(|e| format!("{method} {} → {status}: {e}", template.path))
+    }
+
+    /// Whether `received` has the body the response at `pointer` declares.
+    fn check_body(&self, pointer: &str, received: &Received, head: bool) -> Result<(), String> {
+        let (pointer, response) = self.follow(pointer.to_owned())?;
+        let content = response.get("content").and_then(Value::as_object);
+        let Some(content) = content.filter(|c| !c.is_empty()) else {
+            return if received.body.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("#{pointer} declares no body, and the answer has {} bytes", received.body.len()))
+            };
+        };
+        if head {
+            return if received.body.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("an answer to HEAD has no body, and this one has {} bytes", received.body.len()))
+            };
+        }
+        let content_type = received
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+            .unwrap_or_default();
+        let Some((media, _)) = content.iter().find(|(media, _)| media.eq_ignore_ascii_case(&content_type)) else {
+            return Err(format!(
+                "the content type is {content_type:?}, and #{pointer} declares {}",
+                content.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        };
+        let body: Value = serde_json::from_slice(&received.body).map_err(|e| format!("the body is not JSON: {e}"))?;
+        self.validate(&format!("{pointer}/content/{}/schema", token(media)), &body)
+    }
+
+    /// Every operation of the document: (method in upper case, path, the operation's
+    /// pointer, the operation).
+    fn operations(&self) -> Vec<(String, String, String, &Value)> {
+        let mut operations = Vec::new();
+        for template in &self.templates {
+            let (_, item) = self.follow(template.item.clone()).expect("followed at load");
+            for method in METHODS {
+                if let Some(operation) = item.get(method) {
+                    let pointer = format!("{}/{method}", template.item);
+                    operations.push((method.to_uppercase(), template.path.clone(), pointer, operation));
+                }
+            }
+        }
+        operations
+    }
+}
+
+/// Checks the answer to a scenario request, in a message for the failure list.
+pub fn judge(outgoing: &Outgoing, received: &Received) -> Result<(), String> {
+    Document::get().check(&outgoing.method, &outgoing.target, received).map_err(|problem| {
+        format!(
+            "the answer does not match core/openapi.json: {problem}\n  status {}, body: {}",
+            received.status,
+            excerpt(&String::from_utf8_lossy(&received.body), 600)
+        )
+    })
+}
+
+/// Every `$ref` under `value` (with the pointer it is at).
+fn references<'v>(value: &'v Value, at: String, out: &mut Vec<(String, &'v str)>) {
+    match value {
+        Value::Object(map) => {
+            for (key, sub) in map {
+                if key == "$ref" {
+                    if let Some(reference) = sub.as_str() {
+                        out.push((at.clone(), reference));
+                    }
+                } else {
+                    references(sub, format!("{at}/{}", token(key)), out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (index, sub) in items.iter().enumerate() {
+                references(sub, format!("{at}/{index}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_document_is_a_valid_openapi_3_1_document() {
+    let schema_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/fixtures/openapi-3.1.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&schema_path).expect("reading the fixture"))
+        .expect("the fixture is JSON");
+    let validator = jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the OpenAPI 3.1 schema compiles");
+    let document = Document::get();
+    let errors: Vec<String> =
+        validator.iter_errors(&document.json).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "core/openapi.json is not a valid OpenAPI 3.1 document:\n{}", errors.join("\n"));
+    let version = document.json["openapi"].as_str().unwrap_or("");
+    assert!(version.starts_with("3.1."), "openapi is {version:?}, want 3.1.x");
+    assert_eq!(
+        document.json["info"]["version"].as_str(),
+        Some(env!("CARGO_PKG_VERSION")),
+        "info.version must be the node's version"
+    );
+}
+
+#[test]
+fn every_reference_resolves_and_every_schema_compiles() {
+    let document = Document::get();
+    let mut refs = Vec::new();
+    references(&document.json, String::new(), &mut refs);
+    let broken: Vec<String> = refs
+        .iter()
+        .filter_map(|(at, reference)| match reference.strip_prefix('#') {
+            Some(pointer) if document.json.pointer(pointer).is_some() => None,
+            _ => Some(format!("#{at}: {reference}")),
+        })
+        .collect();
+    assert!(broken.is_empty(), "references that do not resolve:\n{}", broken.join("\n"));
+    let schemas = document.json["components"]["schemas"].as_object().expect("components/schemas");
+    for name in schemas.keys() {
+        document.validator(&format!("/components/schemas/{}", token(name))).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert!(document.validate("/components/schemas/ErrorResponse", &serde_json::json!({"error": "x"})).is_ok());
+    assert!(document.validate("/components/schemas/ErrorResponse", &serde_json::json!({"error": 1})).is_err());
+}
+
+#[test]
+fn every_operation_is_complete_and_every_error_is_an_error_response() {
+    let document = Document::get();
+    let mut problems = Vec::new();
+    for (method, path, pointer, operation) in document.operations() {
+        let at = format!("{method} {path}");
+        let responses = operation["responses"].as_object().cloned().unwrap_or_default();
+        if !responses.contains_key("200") {
+            problems.push(format!("{at}: no 200 response"));
+        }
+        for code in ["413", "500"] {
+            if !responses.contains_key(code) {
+                problems.push(format!("{at}: no {code} response (every route has a body limit and can fail)"));
+            }
+        }
+        for code in responses.keys().filter(|c| !c.starts_with('2')) {
+            let schema = document
+                .follow(format!("{pointer}/responses/{code}"))
+                .ok()
+                .and_then(|(p, r)| r.pointer("/content/application~1json/schema").map(|s| (p, s.clone())));
+            if schema.as_ref().map(|(_, s)| s)
+                != Some(&serde_json::json!({"$ref": "#/components/schemas/ErrorResponse"}))
+            {
+                problems.push(format!("{at}: the {code} response is not an ErrorResponse"));
+            }
+        }
+        let admin = path.starts_with("/v0/admin/");
+        let tags: Vec<&str> =
+            operation["tags"].as_array().map(|t| t.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let security = &operation["security"];
+        if admin {
+            if operation["x-admin"] != Value::Bool(true) || !tags.contains(&"admin") {
+                problems.push(format!("{at}: an admin operation needs tag admin and x-admin: true"));
+            }
+            if *security != serde_json::json!([{"adminBearerAuth": []}]) {
+                problems.push(format!("{at}: an admin operation needs the adminBearerAuth security requirement"));
+            }
+            for code in ["401", "403"] {
+                if !responses.contains_key(code) {
+                    problems.push(format!("{at}: an admin operation answers {code}"));
+                }
+            }
+        } else if operation.get("x-admin").is_some() || tags.contains(&"admin") {
+            problems.push(format!("{at}: only /v0/admin/ operations are admin"));
+        }
+        if path.contains("/v0/wallet/") {
+            if *security != serde_json::json!([{"walletUserAuth": []}]) {
+                problems.push(format!("{at}: a wallet operation needs the walletUserAuth security requirement"));
+            }
+            for code in ["401", "403"] {
+                if !responses.contains_key(code) {
+                    problems.push(format!("{at}: a wallet operation answers {code}"));
+                }
+            }
+        }
+        // Every path parameter is declared, at the path item or the operation.
+        let item_pointer = pointer.rsplit_once('/').map(|(item, _)| item.to_owned()).unwrap_or_default();
+        let (_, item) = document.follow(item_pointer).expect("a path item");
+        let mut declared = BTreeSet::new();
+        for list in [item.get("parameters"), operation.get("parameters")].into_iter().flatten() {
+            for parameter in list.as_array().into_iter().flatten() {
+                let parameter = match parameter.get("$ref").and_then(Value::as_str) {
+                    Some(reference) => document.json.pointer(&reference[1..]).unwrap_or(parameter),
+                    None => parameter,
+                };
+                if parameter["in"] == "path" {
+                    declared.insert(parameter["name"].as_str().unwrap_or("").to_owned());
+                }
+            }
+        }
+        let in_path: BTreeSet<String> = path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+            .map(str::to_owned)
+            .collect();
+        if declared != in_path {
+            problems.push(format!("{at}: path parameters {in_path:?}, declared {declared:?}"));
+        }
+    }
+    assert!(problems.is_empty(), "core/openapi.json:\n{}", problems.join("\n"));
+}
+
+/// The routes of the table in `core/src/route.rs`'s docs: (METHOD, path) at the root and
+/// under each base path of the row, with `{coin}` spelled `coin` (the default) and every
+/// path parameter written `{}`.
+fn route_table() -> BTreeSet<(String, String)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/src/route.rs");
+    let source = std::fs::read_to_string(&path).expect("reading core/src/route.rs");
+    let mut routes = BTreeSet::new();
+    for line in source.lines() {
+        let Some(row) = line.strip_prefix("//! |") else { continue };
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let Some(method) = cells.first().filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_uppercase())) else {
+            continue;
+        };
+        let root = cells.get(1).map(|c| c.trim_matches('`')).unwrap_or("");
+        let bases: Vec<&str> = cells
+            .get(3)
+            .map(|c| c.split(',').map(|b| b.trim().trim_matches('`')).filter(|b| !b.is_empty()).collect())
+            .unwrap_or_default();
+        for path in expand(&root.replace("{coin}", "coin")) {
+            for base in std::iter::once("").chain(bases.iter().copied()) {
+                routes.insert((method.to_string(), normalize(&format!("{base}{path}"))));
+            }
+        }
+    }
+    assert!(routes.len() > 20, "found only {} routes in the table of core/src/route.rs", routes.len());
+    routes
+}
+
+/// `path` with a segment `{a,b,c}` expanded into one path per alternative.
+fn expand(path: &str) -> Vec<String> {
+    let mut paths = vec![String::new()];
+    for segment in path.split('/').skip(1) {
+        let options: Vec<&str> = match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(inner) if inner.contains(',') => inner.split(',').map(str::trim).collect(),
+            _ => vec![segment],
+        };
+        paths = paths.iter().flat_map(|p| options.iter().map(move |o| format!("{p}/{o}"))).collect();
+    }
+    paths
+}
+
+/// `path` with every `{param}` written `{}`.
+fn normalize(path: &str) -> String {
+    path.split('/').map(|s| if s.starts_with('{') && s.ends_with('}') { "{}" } else { s }).collect::<Vec<_>>().join("/")
+}
+
+#[test]
+fn the_document_describes_exactly_the_routes_of_the_route_table() {
+    let table = route_table();
+    let document: BTreeSet<(String, String)> =
+        Document::get().operations().into_iter().map(|(method, path, ..)| (method, normalize(&path))).collect();
+    let missing: Vec<_> = table.difference(&document).map(|(m, p)| format!("{m} {p}")).collect();
+    let extra: Vec<_> = document.difference(&table).map(|(m, p)| format!("{m} {p}")).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "core/openapi.json and the route table of core/src/route.rs differ\n\
+         routes missing from the document:\n  {}\npaths of the document the table does not list:\n  {}",
+        missing.join("\n  "),
+        extra.join("\n  ")
+    );
+}
+
+#[test]
+fn the_node_routes_every_path_of_the_document() {
+    let mut target = super::targets::CoreTarget::new();
+    let mut unrouted = BTreeMap::new();
+    for (method, path, ..) in Document::get().operations() {
+        let concrete: String =
+            path.split('/').map(|s| if s.starts_with('{') { "x" } else { s }).collect::<Vec<_>>().join("/");
+        let outgoing =
+            Outgoing { method: method.clone(), target: concrete.clone(), headers: Vec::new(), body: Vec::new() };
+        let received = target.send(&outgoing);
+        let body = String::from_utf8_lossy(&received.body).into_owned();
+        if received.status == 405 || (received.status == 404 && body.contains("no such endpoint")) {
+            unrouted.insert(format!("{method} {path}"), format!("{}: {body}", received.status));
+        }
+    }
+    assert!(unrouted.is_empty(), "paths of core/openapi.json the node does not route: {unrouted:#?}");
+}
+
+#[test]
+fn the_judge_refuses_answers_the_document_does_not_declare() {
+    let document = Document::get();
+    let json = |status: u16, body: &str| Received {
+        status,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.as_bytes().to_vec(),
+    };
+    assert!(
+        document
+            .check("GET", "/version", &json(200, r#"{"version":"0.1.0","commit_ts":"2024-01-01T00:00:00.000000Z"}"#))
+            .is_ok()
+    );
+    // A field the schema does not have, a missing one, a timestamp written otherwise.
+    assert!(
+        document
+            .check(
+                "GET",
+                "/version",
+                &json(200, r#"{"version":"0.1.0","commit_ts":"2024-01-01T00:00:00.000000Z","x":1}"#)
+            )
+            .is_err()
+    );
+    assert!(document.check("GET", "/version", &json(200, r#"{"version":"0.1.0"}"#)).is_err());
+    assert!(
+        document
+            .check("GET", "/version", &json(200, r#"{"version":"0.1.0","commit_ts":"2024-01-01T00:00:00Z"}"#))
+            .is_err()
+    );
+    // A status the operation does not declare; an error that is not an ErrorResponse.
+    assert!(document.check("GET", "/version", &json(404, r#"{"error":"x"}"#)).is_err());
+    assert!(
+        document
+            .check("GET", "/v2/updates/u?ledger_value_encoding=protobuf_json", &json(404, r#"{"error":"x"}"#))
+            .is_ok()
+    );
+    assert!(document.check("GET", "/v2/updates/u", &json(404, r#"{"message":"x"}"#)).is_err());
+    // Undeclared paths and methods.
+    assert!(document.check("GET", "/nowhere", &json(404, r#"{"error":"no such endpoint"}"#)).is_ok());
+    assert!(document.check("GET", "/nowhere", &json(200, r#"{}"#)).is_err());
+    let mut not_allowed = json(405, r#"{"error":"method not allowed"}"#);
+    assert!(document.check("POST", "/version", &not_allowed).is_err(), "a 405 needs an Allow header");
+    not_allowed.headers.push(("allow".into(), "GET".into()));
+    assert!(document.check("POST", "/version", &not_allowed).is_ok());
+    assert!(document.check("POST", "/version", &json(200, "{}")).is_err());
+    // HEAD is GET without a body; a body of another content type is refused.
+    let head =
+        Received { status: 200, headers: vec![("content-type".into(), "application/json".into())], body: Vec::new() };
+    assert!(document.check("HEAD", "/version", &head).is_ok());
+    let text =
+        Received { status: 200, headers: vec![("content-type".into(), "text/plain".into())], body: b"{}".to_vec() };
+    assert!(document.check("GET", "/v0/roll-forward-lsu", &text).is_err());
+}
+
+/// Sends `method target` (with an optional JSON body and the admin token) to `core` and
+/// judges the answer; returns it with its body parsed (`Value::Null` when empty).
+fn judged(core: &mut super::targets::CoreTarget, method: &str, target: &str, body: Option<Value>) -> (u16, Value) {
+    let mut headers = vec![("authorization".to_owned(), format!("Bearer {}", super::scenario::ADMIN_TOKEN))];
+    let body = match body {
+        Some(json) => {
+            headers.push(("content-type".to_owned(), "application/json".to_owned()));
+            serde_json::to_vec(&json).expect("a JSON value serializes")
+        }
+        None => Vec::new(),
+    };
+    let outgoing = Outgoing { method: method.to_owned(), target: target.to_owned(), headers, body };
+    let received = core.send(&outgoing);
+    judge(&outgoing, &received).unwrap_or_else(|problem| panic!("{method} {target}: {problem}"));
+    let json =
+        if received.body.is_empty() { Value::Null } else { serde_json::from_slice(&received.body).expect("JSON") };
+    (received.status, json)
+}
+
+/// A path segment percent-encoded as a client would send it.
+fn segment(id: &str) -> String {
+    id.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// Every read endpoint, over the demo network's history (a thousand updates: every
+/// value type, reassignments, a hard migration with import updates, a party on two
+/// participants), answers as the document says: richer data than the scenarios have.
+#[test]
+fn the_answers_about_a_demo_history_match_the_document() {
+    let mut ndjson = Vec::new();
+    ledger_node::demo::write(&ledger_node::demo::Options { updates: 1000, seed: 1 }, &mut ndjson)
+        .expect("a demo history");
+    let mut core = super::targets::CoreTarget::new();
+    let outgoing = Outgoing {
+        method: "POST".into(),
+        target: "/v0/admin/ingest".into(),
+        headers: vec![("authorization".into(), format!("Bearer {}", super::scenario::ADMIN_TOKEN))],
+        body: ndjson.clone(),
+    };
+    let received = core.send(&outgoing);
+    assert_eq!(received.status, 200, "ingest: {}", String::from_utf8_lossy(&received.body));
+    judge(&outgoing, &received).unwrap_or_else(|problem| panic!("ingest: {problem}"));
+
+    let mut updates = Vec::new();
+    let mut hosting = Vec::new();
+    let mut instructions = Vec::new();
+    for line in String::from_utf8(ndjson).expect("UTF-8").lines() {
+        let record: Value = serde_json::from_str(line).expect("a JSON record");
+        if let Some(update) = record.get("update") {
+            updates.push(update["update_id"].as_str().expect("an update id").to_owned());
+            for event in update["events_by_id"].as_object().into_iter().flat_map(|e| e.values()) {
+                if event["template_id"].as_str().is_some_and(|t| t.ends_with(":CoinTransferInstruction")) {
+                    instructions.push(event["contract_id"].as_str().expect("a contract id").to_owned());
+                }
+            }
+        } else if let Some(topology) = record.get("topology") {
+            let id = |key: &str| topology[key].as_str().expect("an id").to_owned();
+            hosting.push((id("synchronizer_id"), id("party_id")));
+        }
+    }
+    for id in &updates {
+        for version in ["v2", "v1"] {
+            for encoding in ["compact_json", "protobuf_json"] {
+                let target = format!("/{version}/updates/{}?ledger_value_encoding={encoding}", segment(id));
+                assert_eq!(judged(&mut core, "GET", &target, None).0, 200, "{target}");
+            }
+        }
+    }
+    // The whole stream, a page at a time, in both versions.
+    for (path, encoding) in [("/v2/updates", "protobuf_json"), ("/api/scan/v1/updates", "compact_json")] {
+        let mut after = Value::Null;
+        let mut seen = 0;
+        loop {
+            let body = serde_json::json!({"page_size": 100, "after": after, "daml_value_encoding": encoding});
+            let (status, page) = judged(&mut core, "POST", path, Some(body));
+            assert_eq!(status, 200);
+            let items = page["transactions"].as_array().expect("transactions");
+            let Some(last) = items.last() else { break };
+            seen += items.len();
+            let migration = last.get("migration_id").or_else(|| last["event"].get("migration_id"));
+            after = serde_json::json!({"after_migration_id": migration, "after_record_time": last["record_time"]});
+        }
+        assert!(seen > 900, "{path}: {seen} updates in the stream");
+    }
+    for migration_id in [0, 1, 2] {
+        let body = serde_json::json!({"migration_id": migration_id});
+        judged(&mut core, "POST", "/v0/backfilling/migration-info", Some(body));
+        let body = serde_json::json!({"migration_id": migration_id, "after_update_id": "", "limit": 1000});
+        judged(&mut core, "POST", "/v0/backfilling/import-updates", Some(body));
+        let target =
+            format!("/v0/state/acs/snapshot-timestamp-after?after=2025-01-01T00:00:00Z&migration_id={migration_id}");
+        judged(&mut core, "GET", &target, None);
+    }
+    for (synchronizer_id, party_id) in &hosting {
+        let body = serde_json::json!({"migration_id": 1, "synchronizer_id": synchronizer_id, "before": "2100-01-01T00:00:00Z", "count": 1000});
+        judged(&mut core, "POST", "/v0/backfilling/updates-before", Some(body));
+        for version in ["v0", "v1"] {
+            let target =
+                format!("/{version}/domains/{}/parties/{}/participant-id", segment(synchronizer_id), segment(party_id));
+            judged(&mut core, "GET", &target, None);
+        }
+    }
+    for target in [
+        "/version",
+        "/livez",
+        "/readyz",
+        "/openapi.json",
+        "/v0/backfilling/status",
+        "/v0/closed-rounds",
+        "/v0/coin-price/votes",
+        "/v0/roll-forward-lsu",
+        "/v0/internal/reward-accounting-process/rounds/earliest-available",
+        "/v0/admin/wallet/buy-traffic-requests",
+    ] {
+        assert_eq!(judged(&mut core, "GET", target, None).0, 200, "{target}");
+    }
+    let mut contexts = BTreeMap::new();
+    for id in &instructions {
+        for choice in ["reject", "withdraw", "accept"] {
+            let target = format!("/registry/transfer-instruction/v2/{}/choice-contexts/{choice}", segment(id));
+            let (status, _) = judged(&mut core, "POST", &target, Some(serde_json::json!({"meta": {"k": "v"}})));
+            *contexts.entry((choice, status)).or_insert(0) += 1;
+        }
+    }
+    for choice in ["reject", "withdraw", "accept"] {
+        assert!(contexts.contains_key(&(choice, 200)), "no {choice} context answered 200: {contexts:?}");
+    }
+}
