@@ -27,6 +27,20 @@ impl Backend {
         SqliteStore::open(path).map(|store| Backend::Sqlite(Box::new(store)))
     }
 
+    /// A SQLite database file at `path` opened for a bulk load: commits are synced to
+    /// disk by [`Backend::sync`], not each as it returns ([`SqliteStore::open_bulk`]).
+    pub fn sqlite_bulk(path: &Path) -> Result<Self, StoreError> {
+        SqliteStore::open_bulk(path).map(|store| Backend::Sqlite(Box::new(store)))
+    }
+
+    /// Syncs every write so far to disk (nothing to do in memory).
+    pub fn sync(&self) -> Result<(), StoreError> {
+        match self {
+            Backend::Sqlite(s) => s.sync(),
+            Backend::Memory(_) => Ok(()),
+        }
+    }
+
     /// An empty in-memory store.
     pub fn memory() -> Self {
         Backend::Memory(Mutex::new(MemoryStore::new()))

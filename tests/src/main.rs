@@ -161,7 +161,7 @@ fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {
     );
     vars.retain(|(name, _)| name != ledger_node_core::config::ADMIN_TOKEN);
     vars.push((ledger_node_core::config::ADMIN_TOKEN.to_owned(), token.clone()));
-    let backend = Backend::sqlite(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
+    let backend = Backend::sqlite_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
     let node = Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?;
     let started = std::time::Instant::now();
     let (reader, len): (Box<dyn std::io::BufRead>, Option<u64>) = if input == "-" {
@@ -182,6 +182,8 @@ fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {
     let totals = ingest::run(&node, &token, reader, &mut progress);
     progress.0.finish_and_clear();
     let totals = totals?;
+    // Commits of a bulk load are synced here, before the run reports them.
+    node.backend().sync().map_err(|e| anyhow::anyhow!("syncing {}: {e}", db.display()))?;
     eprintln!("ledger-node ingest: {}", ingest::summary(&totals, started));
     Ok(())
 }
