@@ -47,10 +47,11 @@ fn demo(updates: usize) -> (Vec<u8>, Vec<String>) {
     (history, ids)
 }
 
-#[test]
-fn an_update_is_served_from_exactly_one_store_read() {
+/// A node holding a demo history of `updates` updates, ingested in one batch, and some
+/// of its update ids.
+fn ingested(updates: usize) -> (Node, Vec<String>) {
     let node = node();
-    let (history, ids) = demo(1500);
+    let (history, ids) = demo(updates);
     let (response, calls) = node
         .instance()
         .expect("an instance")
@@ -58,6 +59,12 @@ fn an_update_is_served_from_exactly_one_store_read() {
         .expect("ingest");
     assert_eq!(response.status, 200, "{}", String::from_utf8_lossy(&response.body));
     assert_eq!(calls.write, 1, "an ingest batch is one atomic write: {calls:?}");
+    (node, ids)
+}
+
+#[test]
+fn an_update_is_served_from_exactly_one_store_read() {
+    let (node, ids) = ingested(1500);
     assert!(ids.len() > 10);
     for id in &ids {
         for target in [
@@ -101,14 +108,7 @@ fn a_re_sent_batch_reads_its_held_updates_in_bounded_round_trips() {
 /// history they start and whatever its size.
 #[test]
 fn a_page_of_the_history_stream_costs_a_bounded_number_of_store_reads() {
-    let node = node();
-    let (history, _) = demo(1500);
-    let (response, _) = node
-        .instance()
-        .expect("an instance")
-        .handle_counted(&request("POST", "/v0/admin/ingest", Some(history)))
-        .expect("ingest");
-    assert_eq!(response.status, 200, "{}", String::from_utf8_lossy(&response.body));
+    let (node, _) = ingested(1500);
     let post = |path: &str, body: serde_json::Value| {
         let (response, calls) = node
             .instance()

@@ -456,36 +456,32 @@ fn a_token_that_expires_further_ahead_than_the_configured_lifetime_is_refused() 
     assert_refused(&sign(NOW_SECONDS + 3601), &config, "at most 1 hours ahead");
 }
 
+/// An HS256 token of the raw header and claims texts, which may repeat keys.
+fn raw_hs256_token(header: &str, claims: &str) -> String {
+    let signing_input = alloc::format!("{}.{}", b64(header.as_bytes()), b64(claims.as_bytes()));
+    alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())))
+}
+
 #[test]
 fn a_header_or_claims_set_that_repeats_a_key_is_refused() {
     let config = config_with(&[]);
-    let signing_input = alloc::format!(
-        "{}.{}",
-        b64(br#"{"alg":"HS256","typ":"JWT"}"#),
-        b64(alloc::format!(r#"{{"sub":"alice","sub":"mallory","exp":{FAR_FUTURE}}}"#).as_bytes())
-    );
-    let token = alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())));
-    assert_refused(&token, &config, "the token's claims are malformed");
-    let signing_input = alloc::format!(
-        "{}.{}",
-        b64(br#"{"alg":"HS256"}"#),
-        b64(alloc::format!(r#"{{"sub":"alice","exp":{FAR_FUTURE},"role":"a","role":"b"}}"#).as_bytes())
-    );
-    let token = alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())));
-    assert_refused(&token, &config, "the token's claims are malformed: the key \"role\" appears twice");
-    let signing_input = alloc::format!(
-        "{}.{}",
-        b64(br#"{"alg":"HS256","kid":"a","kid":"b"}"#),
-        b64(alloc::format!(r#"{{"sub":"alice","exp":{FAR_FUTURE}}}"#).as_bytes())
-    );
-    let token = alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())));
-    assert_refused(&token, &config, "duplicate field `kid`");
-    // Parameters the library does not read are checked by the node's reader.
-    let signing_input = alloc::format!(
-        "{}.{}",
-        b64(br#"{"alg":"HS256","zip":"a","zip":"b"}"#),
-        b64(alloc::format!(r#"{{"sub":"alice","exp":{FAR_FUTURE}}}"#).as_bytes())
-    );
-    let token = alloc::format!("{signing_input}.{}", b64(&hs256(SECRET.as_bytes())(signing_input.as_bytes())));
-    assert_refused(&token, &config, "the key \"zip\" appears twice in one object");
+    let claims = alloc::format!(r#"{{"sub":"alice","exp":{FAR_FUTURE}}}"#);
+    let cases = [
+        (
+            String::from(r#"{"alg":"HS256","typ":"JWT"}"#),
+            alloc::format!(r#"{{"sub":"alice","sub":"mallory","exp":{FAR_FUTURE}}}"#),
+            "the token's claims are malformed",
+        ),
+        (
+            String::from(r#"{"alg":"HS256"}"#),
+            alloc::format!(r#"{{"sub":"alice","exp":{FAR_FUTURE},"role":"a","role":"b"}}"#),
+            "the token's claims are malformed: the key \"role\" appears twice",
+        ),
+        (String::from(r#"{"alg":"HS256","kid":"a","kid":"b"}"#), claims.clone(), "duplicate field `kid`"),
+        // Parameters the library does not read are checked by the node's reader.
+        (String::from(r#"{"alg":"HS256","zip":"a","zip":"b"}"#), claims, "the key \"zip\" appears twice in one object"),
+    ];
+    for (header, claims, message) in cases {
+        assert_refused(&raw_hs256_token(&header, &claims), &config, message);
+    }
 }
