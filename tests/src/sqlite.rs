@@ -73,8 +73,9 @@ CREATE TRIGGER IF NOT EXISTS kv_body_deleted AFTER DELETE ON kv WHEN old.body IS
 ";
 
 /// The stored layout's version (`PRAGMA user_version`); a store written with another
-/// layout is refused rather than misread.
-const LAYOUT_VERSION: i64 = 3;
+/// layout is refused rather than misread. It counts the core's keyspace too: version 4
+/// holds the history stream's indexes, which a store of version 3 lacks.
+const LAYOUT_VERSION: i64 = 4;
 
 /// The value of a `kv` row as two columns, exactly one of them not null: the value kept
 /// in the row, and the compressed value kept in `bodies` (a macro, so that it can be
