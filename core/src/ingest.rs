@@ -1,4 +1,4 @@
-//! `POST /v0/admin/ingest`: the NDJSON ingest stream (DESIGN section 4).
+//! `POST /v0/admin/ingest`: the NDJSON ingest stream.
 //!
 //! A batch is newline-delimited JSON, one record per line, each an object with exactly
 //! one key naming its kind. Blank lines are skipped but counted, so every error names

@@ -1,4 +1,4 @@
-//! Qualified template names, spelled from the configured [`Names`] (DESIGN section 2).
+//! Qualified template names, spelled from the configured [`Names`].
 //!
 //! The node matches templates by `<Module.Path>:<Entity>` and ignores the package id
 //! ([`crate::update::TemplateId::qualified_name`]). The module root and the currency

@@ -1,5 +1,4 @@
-//! Token registry: the choice contexts of a transfer instruction (spec 4.1, 2.1 to 2.3,
-//! DESIGN section 6).
+//! Token registry: the choice contexts of a transfer instruction (spec 4.1, 2.1 to 2.3).
 //!
 //! `POST /registry/transfer-instruction/v2/{id}/choice-contexts/{reject,withdraw,accept}`
 //! answers the extra data a wallet needs to exercise that choice on the transfer

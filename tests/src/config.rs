@@ -1,4 +1,4 @@
-//! The native host's configuration: the DESIGN section 9 variables from the process
+//! The native host's configuration: the `LEDGER_NODE_*` variables from the process
 //! environment, checked at start-up so that a bad value stops the node before it
 //! serves anything.
 

@@ -1,5 +1,5 @@
 //! `ledger-node demo`: a generated network history, written as the ingest stream
-//! (DESIGN sections 4 and 10).
+//! (see the README's native section).
 //!
 //! [`write()`] streams NDJSON ingest records for a small but complete network. The output
 //! is a pure function of [`Options`] (a seeded splitmix64 generator drives every choice,
@@ -38,11 +38,11 @@
 //!    `roll_forward_lsu` record planning an upgrade of the global synchronizer a day
 //!    after the history ends.
 //!
-//! Every value type of DESIGN section 3 appears in payloads, choice arguments or
+//! Every kind of ledger value ([`ledger_node_core::value`]) appears in payloads, choice arguments or
 //! exercise results; created events carry a base64 `created_event_blob`. Each update
 //! is written in the canonical ingest form (`Update::to_ingest_json` of the core gives
 //! the same bytes back), with template ids `<package-id>:<Module.Path>:<Entity>` under
-//! the default names (DESIGN section 2).
+//! the default names.
 //!
 //! Memory is bounded whatever the size: records are written as they are generated, and
 //! the generator only keeps the contracts it may still act on, whose number is capped
@@ -432,7 +432,7 @@ impl<'a> Object<'a> {
 // ---------------------------------------------------------------------------------------
 // Ledger values, written in protobuf_json
 
-/// A ledger value (DESIGN section 3), as the generator builds it.
+/// A ledger value, as the generator builds it.
 #[derive(Debug, Clone)]
 enum V {
     Record(Vec<(&'static str, V)>),
@@ -647,7 +647,7 @@ impl Package {
     }
 }
 
-/// The templates of the history, with the default names of DESIGN section 2.
+/// The templates of the history, with the default names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Template {
     DsoRules,

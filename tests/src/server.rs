@@ -5,8 +5,8 @@
 //! - **Connections** ([`Limits::max_connections`]): the accept loop takes a permit before
 //!   it accepts, so connections beyond the cap wait in the kernel's listen queue instead
 //!   of failing. Accept errors (out of file descriptors, say) back off and are logged
-//!   once per burst ([`accept`]).
-//! - **Slow and idle clients** ([`connection`]): a request's head must arrive within
+//!   once per burst (`server/accept.rs`).
+//! - **Slow and idle clients** (`server/connection.rs`): a request's head must arrive within
 //!   [`Limits::header_timeout`] of its first byte, its body within
 //!   [`Limits::body_timeout`] (else 408), and a keep-alive connection with no request
 //!   for [`Limits::idle_timeout`] is closed.

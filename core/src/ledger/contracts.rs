@@ -1,4 +1,4 @@
-//! The active contract set, derived at ingest (DESIGN section 5).
+//! The active contract set, derived at ingest.
 //!
 //! Every contract the node has seen has a [`ContractRecord`] under `C contract_id`:
 //! created (with its compact payload, blob, creation time and the synchronizer it was

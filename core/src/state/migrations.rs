@@ -1,4 +1,4 @@
-//! Migration info (spec 4.5, DESIGN section 5): which migrations have data, the record
+//! Migration info (spec 4.5): which migrations have data, the record
 //! time range of each synchronizer in them, their last import update, and how complete
 //! the node's history of them is.
 //!

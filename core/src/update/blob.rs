@@ -1,7 +1,7 @@
 //! Created-event blobs: base64 text, kept as ingested, with a small strict decoder.
 //!
 //! A blob is the serialized created event the ledger's JSON API returns; the node only
-//! forwards it (DESIGN section 5), so it keeps the text and checks that it is standard
+//! forwards it (the registry discloses it), so it keeps the text and checks that it is standard
 //! base64 (RFC 4648 section 4: `A-Z a-z 0-9 + /`, `=` padding to a multiple of four
 //! characters, zero bits after the last byte).
 

@@ -5,7 +5,7 @@ use core::fmt;
 
 /// A template (or interface) id, `<package-id>:<Module.Path>:<Entity>`. The node
 /// matches templates by their [qualified name](TemplateId::qualified_name) and
-/// ignores the package id (DESIGN section 2).
+/// ignores the package id ([`crate::names`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TemplateId {
     text: String,

@@ -1,4 +1,4 @@
-//! Updates: the items of the ledger's update history (spec 2.5, DESIGN sections 3 and 4).
+//! Updates: the items of the ledger's update history (spec 2.5), as ingested ([`crate::ingest`]).
 //!
 //! An [`Update`] is a [`Transaction`] (a tree of created and exercised events) or a
 //! [`Reassignment`] (a contract's unassignment from one synchronizer or its assignment
@@ -116,7 +116,7 @@ pub struct CreatedEvent {
     pub created_event_blob: Option<Blob>,
 }
 
-/// A choice exercised on a contract (DESIGN section 3).
+/// A choice exercised on a contract.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExercisedEvent {
     /// Id of this event, `<update_id>:<n>`.
@@ -238,7 +238,7 @@ impl Update {
         }
     }
 
-    /// The synchronizer the update counts for (DESIGN section 5, migration info): a
+    /// The synchronizer the update counts for (migration info, the history stream): a
     /// transaction's, an assignment's target, an unassignment's source.
     pub fn synchronizer_id(&self) -> &str {
         match self {

@@ -1,4 +1,4 @@
-//! Typed ledger values (DESIGN section 3): contract arguments, choice arguments and
+//! Typed ledger values: contract arguments, choice arguments and
 //! exercise results.
 //!
 //! The node ingests values in the `protobuf_json` encoding only ([`Value::parse`]),

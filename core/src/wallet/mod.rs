@@ -1,4 +1,4 @@
-//! The wallet: buy-traffic requests (spec 4.2 and section 5, DESIGN section 7).
+//! The wallet: buy-traffic requests (spec 4.2 and section 5).
 //!
 //! | method | path | auth | answers |
 //! |---|---|---|---|

@@ -1,4 +1,4 @@
-//! Exactly-once submission under concurrency (DESIGN section 7): many submissions of
+//! Exactly-once submission under concurrency: many submissions of
 //! one tracking id at once, over HTTP, give exactly one 200 and one recorded request;
 //! every other answer is a 409 or a 429. And the worker's cron trigger expires requests
 //! like `POST /v0/admin/tick` does.
