@@ -31,7 +31,9 @@
 //! **Store reads**, whatever the size of the history: a page of the stream is one scan
 //! of `K` and one `get_many` of the bodies (one more scan when a group is larger than
 //! the page); import updates and updates-before are one scan and one `get_many`; the
-//! status is two scans. The bodies are the ones `GET /v{1,2}/updates/{id}` serves,
+//! status is one scan of the migrations with non-import updates, one scan per
+//! migration holding import updates (and one more that finds none), and one `get_many`
+//! of their backfill records: bounded by the number of migrations, not of updates. The bodies are the ones `GET /v{1,2}/updates/{id}` serves,
 //! stored rendered at ingest: a page concatenates them without parsing any JSON.
 
 use alloc::format;
@@ -46,7 +48,7 @@ use crate::keys::{self, Key};
 use crate::ledger::updates::{body_key, response_body};
 use crate::route::UpdateApi;
 use crate::store::{Scan, Store};
-use crate::time::{TimeError, Timestamp};
+use crate::time::Timestamp;
 use crate::update::Update;
 use crate::value::{Encoding, read};
 
@@ -81,6 +83,11 @@ fn position_prefix(migration_id: i64, record_time: i64) -> Key {
 
 /// The length of a group's prefix in a `K` key: the tag and two integers.
 const GROUP_PREFIX: usize = 1 + 8 + 8;
+
+/// The group (migration id and record time) a `K` key belongs to, as its prefix.
+fn group(key: &[u8]) -> Option<&[u8]> {
+    key.get(..GROUP_PREFIX)
+}
 
 /// The update id at the end of an index key, after `skip` bytes of tag and integers
 /// and strings before it.
@@ -118,13 +125,12 @@ pub async fn updates<S: Store>(store: &S, api: UpdateApi, body: &[u8]) -> Result
     };
     let end = Key::new(keys::STREAM + 1).into_bytes();
     let mut entries = store.scan(&Scan { start, end: Some(end), limit: page_size + 1, reverse: false }).await?;
-    let group = |key: &[u8]| key.get(..GROUP_PREFIX).map(<[u8]>::to_vec);
     if entries.len() > page_size as usize {
-        let last = group(&entries[page_size as usize].0);
-        if last == group(&entries[0].0) {
+        // The group of the first entry past the page.
+        let last = group(&entries[page_size as usize].0).unwrap_or_default().to_vec();
+        if group(&entries[0].0) == Some(&last[..]) {
             // The page is one group, larger than the page: return it whole.
-            let prefix = last.unwrap_or_default();
-            entries = store.scan(&Scan::prefix(&prefix, MAX_GROUP + 1)).await?;
+            entries = store.scan(&Scan::prefix(&last, MAX_GROUP + 1)).await?;
             if entries.len() > MAX_GROUP as usize {
                 return Err(Error::Internal(format!(
                     "more than {MAX_GROUP} updates share one migration id and record time; the stream cannot page them"
@@ -133,7 +139,7 @@ pub async fn updates<S: Store>(store: &S, api: UpdateApi, body: &[u8]) -> Result
         } else {
             // End before the group that the page would split.
             entries.truncate(page_size as usize);
-            while entries.len() > 1 && group(&entries[entries.len() - 1].0) == last {
+            while entries.len() > 1 && group(&entries[entries.len() - 1].0) == Some(&last[..]) {
                 entries.pop();
             }
         }
@@ -299,12 +305,7 @@ fn required_str<'o>(object: &'o Object<'_>, field: &str) -> Result<&'o str, Erro
 }
 
 fn required_time(object: &Object<'_>, field: &str) -> Result<Timestamp, Error> {
-    const TIME: &str = "an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z";
-    let text = required_str(object, field)?;
-    Timestamp::parse(text).map_err(|e| match e {
-        TimeError::BeyondMicros(_) => Error::BadRequest(format!("{field}: {e}")),
-        TimeError::Invalid(_) => Error::BadRequest(format!("{field} must be {TIME}, not {text:?}: {e}")),
-    })
+    Timestamp::parse_named(field, required_str(object, field)?)
 }
 
 /// A page size field: an integer from 1 to [`MAX_PAGE`].

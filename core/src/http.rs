@@ -136,6 +136,15 @@ impl Response {
         }
     }
 
+    /// This response with `lines` for the operator's log, one a line; unchanged when
+    /// there are none.
+    pub fn with_log_lines(mut self, lines: &[String]) -> Self {
+        if !lines.is_empty() {
+            self.log = Some(lines.join("\n"));
+        }
+        self
+    }
+
     /// The first value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())

@@ -114,11 +114,7 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::AdminTick => {
             admin::authorize(request, env.config)?;
             let report = wallet::tick(env, store).await?;
-            let mut response = Response::ok(&report);
-            if !report.skipped.is_empty() {
-                response.log = Some(report.skipped.join("\n"));
-            }
-            Ok(response)
+            Ok(Response::ok(&report).with_log_lines(&report.skipped))
         }
         Route::AdminBuyTrafficRequests => {
             admin::authorize(request, env.config)?;

@@ -10,6 +10,9 @@
 use alloc::string::{String, ToString};
 use core::fmt;
 
+/// The form of a timestamp in requests, for messages that ask for one.
+pub const TIMESTAMP_FORM: &str = "an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z";
+
 use crate::json::short::{Short, ShortText};
 
 /// Microseconds per second.
@@ -86,6 +89,19 @@ impl Timestamp {
     /// Microseconds since the epoch.
     pub fn micros(self) -> i64 {
         self.0
+    }
+
+    /// `text`, given as `name` in a request (`query parameter after`,
+    /// `after.after_record_time`), as a timestamp; a 400 that names it otherwise.
+    pub fn parse_named(name: &str, text: &str) -> Result<Self, crate::error::Error> {
+        use crate::error::Error;
+        Timestamp::parse(text).map_err(|e| match e {
+            // The error names the text already.
+            TimeError::BeyondMicros(_) => Error::BadRequest(alloc::format!("{name}: {e}")),
+            TimeError::Invalid(_) => {
+                Error::BadRequest(alloc::format!("{name} must be {TIMESTAMP_FORM}, not {text:?}: {e}"))
+            }
+        })
     }
 
     /// Parses an RFC 3339 timestamp (`YYYY-MM-DDTHH:MM:SS[.fffffffff](Z|±HH:MM)`, 1 to 9

@@ -33,7 +33,7 @@ use crate::http::{Response, query_param};
 use crate::keys::{self, Key};
 use crate::ledger::stage::Stage;
 use crate::store::{Scan, Store, prefix_end};
-use crate::time::{TimeError, Timestamp};
+use crate::time::{TIMESTAMP_FORM, Timestamp};
 
 use super::migrations::{Range, migration_range_key};
 
@@ -90,13 +90,8 @@ fn required(query: &str, name: &str, shape: &str) -> Result<alloc::string::Strin
 }
 
 fn parse_query(query: &str) -> Result<(Timestamp, i64), Error> {
-    const TIME: &str = "an RFC 3339 timestamp such as 2024-09-20T13:31:29.552807Z";
-    let after = required(query, "after", TIME)?;
-    let after = Timestamp::parse(&after).map_err(|e| match e {
-        // The error names the text already.
-        TimeError::BeyondMicros(_) => Error::BadRequest(format!("query parameter after: {e}")),
-        TimeError::Invalid(_) => Error::BadRequest(format!("query parameter after must be {TIME}, not {after:?}: {e}")),
-    })?;
+    let after = required(query, "after", TIMESTAMP_FORM)?;
+    let after = Timestamp::parse_named("query parameter after", &after)?;
     let migration_id = required(query, "migration_id", "an integer (int64)")?;
     let migration_id = migration_id.parse::<i64>().map_err(|_| {
         Error::BadRequest(format!("query parameter migration_id must be an integer (int64), not {migration_id:?}"))

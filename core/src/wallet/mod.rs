@@ -313,11 +313,7 @@ pub async fn list<S: Store>(query: &str, store: &S) -> Result<Response, Error> {
             break;
         }
     }
-    let mut response = Response::ok(&serde_json::json!({ "requests": requests }));
-    if !skipped.is_empty() {
-        response.log = Some(skipped.join("\n"));
-    }
-    Ok(response)
+    Ok(Response::ok(&serde_json::json!({ "requests": requests })).with_log_lines(&skipped))
 }
 
 /// The records of a page of the admin list, with their `X` keys: the page itself when
