@@ -17,11 +17,17 @@ function seek(entries, key) {
   return lo;
 }
 
+// Where `key` is in `entries`, and whether it is there.
+function locate(entries, key) {
+  const at = seek(entries, key);
+  return [at, at < entries.length && compare(entries[at][0], key) === 0];
+}
+
 export function memoryStore() {
   let entries = []; // [key, value] pairs in key order
   const get = (key) => {
-    const at = seek(entries, key);
-    return at < entries.length && compare(entries[at][0], key) === 0 ? entries[at][1] : undefined;
+    const [at, held] = locate(entries, key);
+    return held ? entries[at][1] : undefined;
   };
   return {
     get,
@@ -37,25 +43,32 @@ export function memoryStore() {
     // entries only once every precondition held. A thrown `payload` is the WIT error.
     write(ops) {
       const next = entries.slice();
+      const find = (key) => locate(next, key);
       const put = (key, value) => {
-        const at = seek(next, key);
-        if (at < next.length && compare(next[at][0], key) === 0) next[at] = [key, value];
-        else next.splice(at, 0, [key, value]);
+        const [at, held] = find(key);
+        next.splice(at, held ? 1 : 0, [key, value]);
       };
       for (const op of ops) {
-        const at = seek(next, op.tag === 'delete-range' ? op.val[0] : op.tag === 'delete' ? op.val : op.val.key);
-        if (op.tag === 'put') put(op.val.key, op.val.value);
-        else if (op.tag === 'put-if-absent') {
-          if (at < next.length && compare(next[at][0], op.val.key) === 0) {
-            throw { payload: { tag: 'precondition-failed', val: op.val.key } };
+        switch (op.tag) {
+          case 'put':
+            put(op.val.key, op.val.value);
+            break;
+          case 'put-if-absent':
+            if (find(op.val.key)[1]) throw { payload: { tag: 'precondition-failed', val: op.val.key } };
+            put(op.val.key, op.val.value);
+            break;
+          case 'delete': {
+            const [at, held] = find(op.val);
+            if (held) next.splice(at, 1);
+            break;
           }
-          put(op.val.key, op.val.value);
-        } else if (op.tag === 'delete') {
-          if (at < next.length && compare(next[at][0], op.val) === 0) next.splice(at, 1);
-        } else {
-          const [, end] = op.val;
-          const to = end === undefined ? next.length : seek(next, end);
-          next.splice(at, Math.max(0, to - at));
+          case 'delete-range': {
+            const [start, end] = op.val;
+            const from = seek(next, start);
+            const to = end === undefined ? next.length : seek(next, end);
+            next.splice(from, Math.max(0, to - from));
+            break;
+          }
         }
       }
       entries = next;
