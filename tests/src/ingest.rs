@@ -40,7 +40,7 @@ pub const BATCH_LINES: usize = 20_000;
 /// random ids, so once the store is large a commit touches nearly every leaf of the
 /// index: larger batches write less per update. On 100,000 updates 24 MiB ingests a
 /// tenth faster than 16 MiB and 32 MiB little faster than 24, while each instance's
-/// memory grows with its batch (BENCHMARKS.md).
+/// memory grows with its batch (the git history of BENCHMARKS.md has the runs).
 pub const BATCH_BYTES: usize = 24 * 1024 * 1024;
 /// The byte limit of the first batch; each next batch may be twice as large, up to
 /// the batching's limit (see [`Batching::bytes_for`]).

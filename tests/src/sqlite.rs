@@ -129,7 +129,7 @@ fn reader_count() -> usize {
 /// commit appends mostly whole pages of bodies, and at 4 KiB each of them cost a log
 /// frame of its own (two writes), a checkpoint write and a page-cache entry; ingest
 /// took a tenth more CPU at 4 KiB, and reads from a warm store were no faster
-/// (BENCHMARKS.md).
+/// (the git history of BENCHMARKS.md has the runs).
 const PAGE_BYTES: u32 = 16384;
 
 /// How often the checkpointer ends the read snapshots of idle readers.
