@@ -78,6 +78,8 @@ pub mod admin;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod export;
+pub mod follow;
 pub mod health;
 pub mod history;
 pub mod http;

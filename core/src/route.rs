@@ -28,6 +28,8 @@
 //! | GET | `/v0/admin/wallet/buy-traffic-requests` | [`Route::AdminBuyTrafficRequests`] | |
 //! | POST | `/v0/admin/store-check` | [`Route::AdminStoreCheck`] | |
 //! | POST | `/v0/admin/reset` | [`Route::AdminReset`] | |
+//! | POST | `/v0/admin/export/state` | [`Route::AdminExportState`] | |
+//! | POST | `/v0/admin/export/blobs` | [`Route::AdminExportBlobs`] | |
 //! | GET | `/livez` | [`Route::Livez`] | |
 //! | GET | `/readyz` | [`Route::Readyz`] | |
 //!
@@ -152,6 +154,10 @@ pub enum Route<'a> {
     AdminStoreCheck,
     /// `POST /v0/admin/reset`
     AdminReset,
+    /// `POST /v0/admin/export/state`
+    AdminExportState,
+    /// `POST /v0/admin/export/blobs`
+    AdminExportBlobs,
     /// `GET /livez`
     Livez,
     /// `GET /readyz`
@@ -225,7 +231,15 @@ impl<'a> Route<'a> {
             | RollForwardLsu
             | ChoiceContext { .. } => Some(Base::Scan),
             BuyTraffic | BuyTrafficStatus { .. } => Some(Base::Validator),
-            AdminIngest | AdminTick | AdminBuyTrafficRequests | AdminStoreCheck | AdminReset | Livez | Readyz => None,
+            AdminIngest
+            | AdminTick
+            | AdminBuyTrafficRequests
+            | AdminStoreCheck
+            | AdminReset
+            | AdminExportState
+            | AdminExportBlobs
+            | Livez
+            | Readyz => None,
         }
     }
 
@@ -297,6 +311,8 @@ impl<'a> Route<'a> {
             ["v0", "admin", "wallet", "buy-traffic-requests"] => (AdminBuyTrafficRequests, "GET"),
             ["v0", "admin", "store-check"] => (AdminStoreCheck, "POST"),
             ["v0", "admin", "reset"] => (AdminReset, "POST"),
+            ["v0", "admin", "export", "state"] => (AdminExportState, "POST"),
+            ["v0", "admin", "export", "blobs"] => (AdminExportBlobs, "POST"),
             ["livez"] => (Livez, "GET"),
             ["readyz"] => (Readyz, "GET"),
             _ => return None,
@@ -320,7 +336,7 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route<'static>); 30] {
+    fn every_route() -> [(Method, &'static str, Route<'static>); 32] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: "00ab", choice };
         [
             (Get, "/version", Route::Version),
@@ -359,6 +375,8 @@ mod tests {
             (Get, "/v0/admin/wallet/buy-traffic-requests", Route::AdminBuyTrafficRequests),
             (Post, "/v0/admin/store-check", Route::AdminStoreCheck),
             (Post, "/v0/admin/reset", Route::AdminReset),
+            (Post, "/v0/admin/export/state", Route::AdminExportState),
+            (Post, "/v0/admin/export/blobs", Route::AdminExportBlobs),
             (Get, "/livez", Route::Livez),
             (Get, "/readyz", Route::Readyz),
         ]

@@ -7,6 +7,7 @@
 use crate::admin;
 use crate::config::{Config, DEFAULT_COIN};
 use crate::error::Error;
+use crate::export;
 use crate::health;
 use crate::history;
 use crate::http::{Body, Method, Request, Response};
@@ -127,6 +128,14 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::AdminReset => {
             admin::authorize(request, env.config)?;
             admin::reset(store, env.config).await
+        }
+        Route::AdminExportState => {
+            admin::authorize(request, env.config)?;
+            export::state(store, body).await
+        }
+        Route::AdminExportBlobs => {
+            admin::authorize(request, env.config)?;
+            export::blobs(store, body).await
         }
     }
 }

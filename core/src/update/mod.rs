@@ -250,6 +250,24 @@ impl Update {
         }
     }
 
+    /// Its created events, to change: a transaction's, or an assignment's one.
+    pub fn created_events_mut(&mut self) -> Vec<&mut CreatedEvent> {
+        match self {
+            Update::Transaction(t) => t
+                .events_by_id
+                .values_mut()
+                .filter_map(|event| match event {
+                    Event::Created(created) => Some(created),
+                    Event::Exercised(_) => None,
+                })
+                .collect(),
+            Update::Reassignment(r) => match &mut r.event {
+                ReassignmentEvent::Assignment(a) => alloc::vec![&mut a.created_event],
+                ReassignmentEvent::Unassignment(_) => Vec::new(),
+            },
+        }
+    }
+
     /// Whether this is an import update (a transaction recorded at [`Timestamp::MIN`]).
     pub fn is_import(&self) -> bool {
         matches!(self, Update::Transaction(t) if t.is_import())

@@ -49,6 +49,14 @@ impl Update {
     pub fn to_ingest_json(&self) -> Json {
         to_json(&Rendered { update: self, form: Form { encoding: Encoding::ProtobufJson, blobs: true } })
     }
+
+    /// The canonical ingest form ([`Update::to_ingest_json`]) as text: what an
+    /// `{"update": ...}` ingest record holds.
+    pub fn ingest_text(&self) -> String {
+        let mut out = String::with_capacity(4096);
+        text::update(&mut out, self, Form { encoding: Encoding::ProtobufJson, blobs: true });
+        out
+    }
 }
 
 impl Serialize for Rendered<'_> {

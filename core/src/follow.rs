@@ -1,0 +1,777 @@
+//! Following another node: keeping this node's history current from an upstream node.
+//!
+//! [`sync`] is the follower, written once for every host: the native
+//! `ledger-node follow` and the worker's scheduled follower only supply two [`Link`]s,
+//! one to the upstream (over HTTP, with the upstream's admin token) and one to this node
+//! (its own handler, with an admin token of the host's), and call it in a loop or once
+//! per run.
+//!
+//! **What comes across.** Updates come from the upstream's public history stream
+//! (`POST /v2/updates`, `protobuf_json`) and its import updates
+//! (`POST /v0/backfilling/import-updates`); what those leave out comes from the
+//! upstream's export endpoints ([`crate::export`], admin token): the created-event blobs
+//! of contracts the upstream still holds active (the blobs the registry discloses; an
+//! archived contract's blob is not kept by any node), the backfill records, the
+//! roll-forward plan and party hosting. Wallet users and buy-traffic requests are each
+//! node's own and are not copied. Everything is applied through this node's ordinary
+//! ingest (`POST /v0/admin/ingest`): atomic, idempotent, and a 409 for an update that
+//! differs from the one held under its id.
+//!
+//! **Position.** A follower's position in the stream is the last (migration id, record
+//! time) of its own stream index, and its position in a migration's import updates is
+//! the largest import update id it holds: both are the data itself, written by the
+//! atomic ingest of each page, so a follower killed at any moment resumes exactly where
+//! its last page was applied, without gap or duplicate. This holds while the follower
+//! is fed by following alone, and the upstream's history grows at its end, as a
+//! network's does (an update ingested upstream behind a follower's position is not
+//! seen by it).
+//!
+//! **Order.** One call: the import updates of the migrations up to the one the stream
+//! position is in; then stream pages, each cut at a change of migration id, the import
+//! updates of a migration applied before its first stream page; once the stream is
+//! caught up, import updates that arrived late, then backfill, roll-forward and hosting
+//! records that differ from this node's (a hosting the upstream no longer has is
+//! removed). So a follower applies a history in the order the upstream's ingest did,
+//! and once caught up answers every read but the wallet's as the upstream does.
+
+use alloc::borrow::ToOwned;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use crate::export::{self, Blobs, Hosting, HostingKey, Position, State};
+use crate::http::{Body, Method, Request, Response};
+use crate::ingest::Summary;
+use crate::json::Json;
+use crate::update::{Blob, Update};
+
+/// One side of the follower: sends a request to a node and returns its response.
+///
+/// The hosts run the follower on one thread, so the future need not be `Send`.
+#[allow(async_fn_in_trait)]
+pub trait Link {
+    /// Sends `request`. `Err` means no response came (the node is unreachable, the
+    /// connection broke, the answer took too long), described for the operator.
+    async fn send(&self, request: Request) -> Result<Response, String>;
+}
+
+/// How much one call of [`sync`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Updates asked for in one page (1 to [`crate::history::MAX_PAGE`]).
+    pub page_size: u32,
+    /// Most pages of updates (stream and import pages) one call applies; the call then
+    /// returns with [`Report::caught_up`] false and the next call goes on.
+    pub max_pages: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { page_size: 500, max_pages: u32::MAX }
+    }
+}
+
+/// What one call of [`sync`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// What this node's ingest applied, added up over the call's batches.
+    pub summary: Summary,
+    /// Pages of updates applied that moved the follower on (a page that only checked
+    /// the last group it held does not count).
+    pub pages: u32,
+    /// Whether the follower reached the upstream's end (and copied its network
+    /// records); false when [`Limits::max_pages`] stopped it first.
+    pub caught_up: bool,
+    /// The stream position after the call.
+    pub position: Option<Position>,
+}
+
+/// Why following stopped; nothing of the page or records at fault was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowError(String);
+
+impl fmt::Display for FollowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl core::error::Error for FollowError {}
+
+/// Brings this node (`local`) up to date with `upstream`, within `limits`; see the
+/// module docs.
+pub async fn sync<U: Link, L: Link>(upstream: &U, local: &L, limits: &Limits) -> Result<Report, FollowError> {
+    let page_size = limits.page_size.clamp(1, crate::history::MAX_PAGE);
+    let mut follower = Follower {
+        upstream,
+        local,
+        limits: Limits { page_size, ..*limits },
+        report: Report::default(),
+        imported: BTreeMap::new(),
+    };
+    follower.run().await?;
+    Ok(follower.report)
+}
+
+/// Which node a request went to, for messages.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Upstream,
+    Local,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Upstream => "the upstream",
+            Side::Local => "this node",
+        })
+    }
+}
+
+struct Follower<'a, U, L> {
+    upstream: &'a U,
+    local: &'a L,
+    limits: Limits,
+    report: Report,
+    /// The largest import update id held here, by migration.
+    imported: BTreeMap<i64, String>,
+}
+
+/// `{"transactions": [...]}`, items left as text.
+#[derive(serde::Deserialize)]
+struct Page {
+    transactions: Vec<alloc::boxed::Box<RawValue>>,
+}
+
+impl<U: Link, L: Link> Follower<'_, U, L> {
+    async fn run(&mut self) -> Result<(), FollowError> {
+        let upstream_state = self.state(Side::Upstream, None).await?;
+        let local_state = self.state(Side::Local, None).await?;
+        self.report.position = local_state.stream_position.clone();
+        self.imported = local_state.import_updates.iter().map(|i| (i.migration_id, i.last_update_id.clone())).collect();
+        let upstream_imports: Vec<(i64, String)> =
+            upstream_state.import_updates.iter().map(|i| (i.migration_id, i.last_update_id.clone())).collect();
+
+        let mut current = self.report.position.as_ref().map(|p| p.after_migration_id);
+        for (migration_id, last) in &upstream_imports {
+            if current.is_some_and(|c| *migration_id <= c) && !self.imports(*migration_id, last).await? {
+                return Ok(());
+            }
+        }
+        // The first page starts at the last group held, not after it: ingest finds it
+        // unchanged, or refuses an update of it that differs from the one held, and
+        // takes updates the upstream added to it since.
+        let mut after = self.report.position.as_ref().map(Position::at_group);
+        loop {
+            if self.report.pages >= self.limits.max_pages {
+                return Ok(());
+            }
+            let page = self.stream_page(after.as_ref()).await?;
+            let Some(first) = page.first() else { break };
+            let migration_id = first.migration_id();
+            if current != Some(migration_id) {
+                if let Some((_, last)) = upstream_imports.iter().find(|(m, _)| *m == migration_id)
+                    && (!self.imports(migration_id, last).await? || self.report.pages >= self.limits.max_pages)
+                {
+                    return Ok(());
+                }
+                current = Some(migration_id);
+            }
+            let page: Vec<Update> = page.into_iter().take_while(|u| u.migration_id() == migration_id).collect();
+            let position = page
+                .last()
+                .map(|u| Position { after_migration_id: migration_id, after_record_time: u.record_time().to_string() });
+            self.apply(page, "POST /v2/updates").await?;
+            // A page that only checked the last group held is not progress.
+            if position != self.report.position {
+                self.report.pages += 1;
+            }
+            self.report.position.clone_from(&position);
+            after = position;
+        }
+        for (migration_id, last) in &upstream_imports {
+            if !self.imports(*migration_id, last).await? {
+                return Ok(());
+            }
+        }
+        self.network_records(upstream_state, local_state).await?;
+        self.report.caught_up = true;
+        Ok(())
+    }
+
+    /// Applies the upstream's import updates of `migration_id` after the last one held
+    /// here, up to `last`; false when the page budget ran out first.
+    async fn imports(&mut self, migration_id: i64, last: &str) -> Result<bool, FollowError> {
+        loop {
+            let held = self.imported.get(&migration_id).cloned().unwrap_or_default();
+            if held.as_str() >= last {
+                return Ok(true);
+            }
+            if self.report.pages >= self.limits.max_pages {
+                return Ok(false);
+            }
+            let body = serde_json::json!({
+                "migration_id": migration_id,
+                "after_update_id": held,
+                "limit": self.limits.page_size,
+            });
+            const PATH: &str = "/v0/backfilling/import-updates";
+            let page = self.page(PATH, &body).await?;
+            let Some(end) = page.last().map(|u| u.id().to_owned()) else {
+                // The upstream's list ended before the last id its state named: it was
+                // reset in between. The next call starts again from its new state.
+                return Ok(true);
+            };
+            if page.iter().any(|u| !u.is_import() || u.migration_id() != migration_id) {
+                return Err(FollowError(format!(
+                    "the upstream answered POST {PATH} for migration {migration_id} with an update that is not one of its import updates"
+                )));
+            }
+            self.apply(page, PATH).await?;
+            self.report.pages += 1;
+            self.imported.insert(migration_id, end);
+        }
+    }
+
+    /// The page of the upstream's stream after `after`.
+    async fn stream_page(&mut self, after: Option<&Position>) -> Result<Vec<Update>, FollowError> {
+        let mut body = serde_json::json!({
+            "page_size": self.limits.page_size,
+            "daml_value_encoding": "protobuf_json",
+        });
+        if let Some(after) = after {
+            body["after"] = serde_json::json!(after);
+        }
+        let page = self.page("/v2/updates", &body).await?;
+        if let (Some(after), Some(first)) = (after, page.first()) {
+            let time = first.record_time().to_string();
+            if (first.migration_id(), time.as_str()) <= (after.after_migration_id, after.after_record_time.as_str())
+                || first.is_import()
+            {
+                return Err(FollowError(format!(
+                    "the upstream answered POST /v2/updates after migration {} at {} with update {} of migration {} at {time}, \
+                     which is not after it",
+                    after.after_migration_id,
+                    after.after_record_time,
+                    first.id(),
+                    first.migration_id()
+                )));
+            }
+        }
+        Ok(page)
+    }
+
+    /// A page of updates from the upstream's `path`, parsed.
+    async fn page(&mut self, path: &str, body: &serde_json::Value) -> Result<Vec<Update>, FollowError> {
+        let page: Page = self.call(Side::Upstream, path, to_vec(body)).await?;
+        page.transactions
+            .iter()
+            .enumerate()
+            .map(|(index, item)| {
+                let malformed = |problem: String| {
+                    FollowError(format!(
+                        "the upstream's POST {path} answered a malformed page: item {index}: {problem}"
+                    ))
+                };
+                let json = Json::parse(item.get().as_bytes()).map_err(|e| malformed(e.to_string()))?;
+                Update::parse(&json).map_err(|e| malformed(e.to_string()))
+            })
+            .collect()
+    }
+
+    /// Fills in the blobs the upstream holds for `updates`' created events and applies
+    /// them here as one ingest batch.
+    async fn apply(&mut self, mut updates: Vec<Update>, path: &str) -> Result<(), FollowError> {
+        let ids: Vec<String> = updates
+            .iter_mut()
+            .flat_map(|u| u.created_events_mut())
+            .filter(|e| e.created_event_blob.is_none())
+            .map(|e| e.contract_id.clone())
+            .collect();
+        let mut blobs = BTreeMap::new();
+        for chunk in ids.chunks(export::MAX_CONTRACT_IDS) {
+            let body = to_vec(&serde_json::json!({ "contract_ids": chunk }));
+            let found: Blobs = self.call(Side::Upstream, "/v0/admin/export/blobs", body).await?;
+            for blob in found.blobs {
+                let parsed = Blob::parse(&blob.created_event_blob).map_err(|e| {
+                    FollowError(format!(
+                        "the upstream's POST /v0/admin/export/blobs answered a malformed blob for contract {}: {e:?}",
+                        blob.contract_id
+                    ))
+                })?;
+                blobs.insert(blob.contract_id, parsed);
+            }
+        }
+        let mut batch = String::new();
+        for update in &mut updates {
+            for event in update.created_events_mut() {
+                if event.created_event_blob.is_none() {
+                    event.created_event_blob = blobs.get(&event.contract_id).cloned();
+                }
+            }
+            batch.push_str("{\"update\":");
+            batch.push_str(&update.ingest_text());
+            batch.push_str("}\n");
+        }
+        self.ingest(batch.into_bytes(), &format!("a page of the upstream's {path}")).await
+    }
+
+    /// Copies the backfill, roll-forward and hosting records that differ from this
+    /// node's, and removes the hostings the upstream no longer has.
+    async fn network_records(&mut self, upstream: State, local: State) -> Result<(), FollowError> {
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        for record in &upstream.backfill {
+            if !local.backfill.contains(record) {
+                lines.push(record_line("backfill", record));
+            }
+        }
+        if upstream.roll_forward_lsu != local.roll_forward_lsu {
+            lines.push(record_line("roll_forward_lsu", &upstream.roll_forward_lsu));
+        }
+        let mut theirs = Hostings::new(Side::Upstream, upstream);
+        let mut ours = Hostings::new(Side::Local, local);
+        loop {
+            let a = theirs.peek(self).await?.map(Hosting::key);
+            let b = ours.peek(self).await?.map(Hosting::key);
+            let (copy, remove) = match (a, b) {
+                (None, None) => break,
+                (Some(_), None) => (true, false),
+                (None, Some(_)) => (false, true),
+                (Some(a), Some(b)) => (a <= b, a >= b),
+            };
+            let hosting = if copy { theirs.buffer.pop_front() } else { None };
+            let held = if remove { ours.buffer.pop_front() } else { None };
+            match (hosting, held) {
+                // Held with the same participants: nothing to do.
+                (Some(hosting), Some(held)) if hosting == held => {}
+                (Some(hosting), _) => lines.push(record_line("topology", &hosting)),
+                (None, Some(held)) => {
+                    lines.push(record_line("topology", &Hosting { participant_ids: Vec::new(), ..held }))
+                }
+                (None, None) => {}
+            }
+        }
+        for chunk in lines.chunks(1000) {
+            self.ingest(chunk.join(&b'\n'), "the upstream's network records").await?;
+        }
+        Ok(())
+    }
+
+    /// A page of `side`'s export state, hosting records after `topology_after`.
+    async fn state(&self, side: Side, topology_after: Option<&HostingKey>) -> Result<State, FollowError> {
+        let body = to_vec(&serde_json::json!({ "topology_after": topology_after }));
+        self.call(side, "/v0/admin/export/state", body).await
+    }
+
+    /// Applies `batch` here, adding what it did to the report.
+    async fn ingest(&mut self, batch: Vec<u8>, what: &str) -> Result<(), FollowError> {
+        let request = request("/v0/admin/ingest", batch, "application/x-ndjson");
+        let response = self.local.send(request).await.map_err(|e| FollowError(format!("this node: {e}")))?;
+        if response.status != 200 {
+            return Err(FollowError(format!(
+                "this node refused {what} ({}): {}; nothing of it was applied",
+                response.status,
+                error_text(&response)
+            )));
+        }
+        let summary: Summary = serde_json::from_slice(&response.body)
+            .map_err(|e| FollowError(format!("this node's ingest answered an unreadable summary: {e}")))?;
+        self.report.summary.add(&summary);
+        Ok(())
+    }
+
+    /// POSTs `body` (JSON) to `side`'s `path` and reads a 200's body as `T`.
+    async fn call<T: DeserializeOwned>(&self, side: Side, path: &str, body: Vec<u8>) -> Result<T, FollowError> {
+        let request = request(path, body, "application/json");
+        let response = match side {
+            Side::Upstream => self.upstream.send(request).await,
+            Side::Local => self.local.send(request).await,
+        }
+        .map_err(|e| FollowError(format!("{side}: POST {path}: {e}")))?;
+        if response.status != 200 {
+            let hint = match (side, response.status) {
+                (Side::Upstream, 401 | 403) if path.starts_with("/v0/admin/") => {
+                    "; a follower needs the upstream's admin token for its export endpoints"
+                }
+                _ => "",
+            };
+            return Err(FollowError(format!(
+                "{side} answered POST {path} with {}: {}{hint}",
+                response.status,
+                error_text(&response)
+            )));
+        }
+        serde_json::from_slice(&response.body)
+            .map_err(|e| FollowError(format!("{side} answered POST {path} with a malformed body: {e}")))
+    }
+}
+
+/// The hosting records of one side, fetched a page at a time.
+struct Hostings {
+    side: Side,
+    buffer: VecDeque<Hosting>,
+    next: Option<HostingKey>,
+}
+
+impl Hostings {
+    fn new(side: Side, first: State) -> Self {
+        Hostings { side, buffer: first.topology.into(), next: first.topology_next }
+    }
+
+    /// The next record, fetching the next page when this one is used up.
+    async fn peek<U: Link, L: Link>(&mut self, follower: &Follower<'_, U, L>) -> Result<Option<&Hosting>, FollowError> {
+        if self.buffer.is_empty()
+            && let Some(after) = self.next.take()
+        {
+            let page = follower.state(self.side, Some(&after)).await?;
+            self.buffer = page.topology.into();
+            self.next = page.topology_next;
+        }
+        Ok(self.buffer.front())
+    }
+}
+
+/// `{"<kind>": record}`.
+fn record_line(kind: &str, record: &impl Serialize) -> Vec<u8> {
+    to_vec(&BTreeMap::from([(kind, record)]))
+}
+
+fn request(path: &str, body: Vec<u8>, content_type: &str) -> Request {
+    let mut request = Request::new(Method::Post, path);
+    request.headers.push(("content-type".into(), content_type.into()));
+    request.body = Body::Complete(body);
+    request
+}
+
+fn to_vec(value: &impl Serialize) -> Vec<u8> {
+    crate::json::write::to_vec(value)
+}
+
+/// A response's `error` field, or the start of its body.
+fn error_text(response: &Response) -> String {
+    #[derive(serde::Deserialize)]
+    struct Refusal {
+        error: String,
+    }
+    match serde_json::from_slice::<Refusal>(&response.body) {
+        Ok(refusal) => refusal.error,
+        Err(_) => {
+            let text = String::from_utf8_lossy(&response.body[..response.body.len().min(200)]).into_owned();
+            if text.is_empty() { "(no body)".into() } else { text }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::config::Config;
+    use crate::exec::block_on;
+    use crate::service::{Env, handle};
+    use crate::store::MemoryStore;
+    use crate::time::Timestamp;
+
+    const TOKEN: &str = "admin-token";
+
+    /// A node over a memory store, reached through its handler with the admin token.
+    struct Node {
+        store: MemoryStore,
+        config: Config,
+    }
+
+    impl Node {
+        fn new() -> Self {
+            Node { store: MemoryStore::new(), config: Config { admin_token: Some(TOKEN.into()), ..Config::default() } }
+        }
+
+        fn answer(&self, mut request: Request) -> Response {
+            request.headers.push(("authorization".into(), format!("Bearer {TOKEN}")));
+            let env = Env { now: Timestamp::UNIX_EPOCH, entropy: [7; 32], config: &self.config };
+            block_on(handle(&request, &env, &self.store))
+        }
+
+        fn call(&self, method: Method, target: &str, body: &str) -> (u16, String) {
+            let mut request = Request::new(method, target);
+            request.body = Body::Complete(body.as_bytes().to_vec());
+            let response = self.answer(request);
+            (response.status, String::from_utf8(response.body).expect("a UTF-8 body"))
+        }
+
+        fn ingest(&self, records: &[Value]) {
+            let batch: Vec<String> = records.iter().map(Value::to_string).collect();
+            let (status, body) = self.call(Method::Post, "/v0/admin/ingest", &batch.join("\n"));
+            assert_eq!(status, 200, "{body}");
+        }
+    }
+
+    impl Link for Node {
+        async fn send(&self, request: Request) -> Result<Response, String> {
+            Ok(self.answer(request))
+        }
+    }
+
+    fn created(update_id: &str, n: u32, contract_id: &str, blob: Option<&str>) -> (String, Value) {
+        let event_id = format!("{update_id}:{n}");
+        let mut event = json!({
+            "event_type": "created_event",
+            "event_id": event_id,
+            "contract_id": contract_id,
+            "template_id": "pkg0:Platform.Coin:Coin",
+            "package_name": "platform",
+            "create_arguments": {"record": {"fields": [{"label": "owner", "value": {"party": "alice::1220"}}]}},
+            "created_at": "2024-01-01T00:00:00.000000Z",
+            "signatories": ["dso::1220"],
+            "observers": []
+        });
+        if let Some(blob) = blob {
+            event["created_event_blob"] = json!(blob);
+        }
+        (event_id, event)
+    }
+
+    fn archived(update_id: &str, n: u32, contract_id: &str) -> (String, Value) {
+        let event_id = format!("{update_id}:{n}");
+        let event = json!({
+            "event_type": "exercised_event",
+            "event_id": event_id,
+            "contract_id": contract_id,
+            "template_id": "pkg0:Platform.Coin:Coin",
+            "package_name": "platform",
+            "choice": "Archive",
+            "choice_argument": {"record": {}},
+            "child_event_ids": [],
+            "exercise_result": {"unit": {}},
+            "consuming": true,
+            "acting_parties": ["alice::1220"]
+        });
+        (event_id, event)
+    }
+
+    fn update(id: &str, migration_id: i64, record_time: &str, events: Vec<(String, Value)>) -> Value {
+        let roots: Vec<&String> = events.iter().map(|(id, _)| id).collect();
+        let by_id: serde_json::Map<String, Value> = events.iter().cloned().collect();
+        json!({"update": {
+            "update_id": id,
+            "migration_id": migration_id,
+            "workflow_id": "",
+            "record_time": record_time,
+            "synchronizer_id": "global-domain::1220aa",
+            "effective_at": record_time,
+            "root_event_ids": roots,
+            "events_by_id": by_id,
+        }})
+    }
+
+    const IMPORT_TIME: &str = "0001-01-01T00:00:00.000000Z";
+
+    /// A history of two migrations: blobs on active, archived and imported contracts, a
+    /// group of two updates at one record time, import updates, and every network record.
+    fn history() -> Vec<Value> {
+        vec![
+            update(
+                "u-a",
+                0,
+                "2024-01-01T00:00:01.000000Z",
+                vec![created("u-a", 0, "c-a", Some("AAEC")), created("u-a", 1, "c-b", Some("AAED"))],
+            ),
+            update("u-b", 0, "2024-01-01T00:00:02.000000Z", vec![archived("u-b", 0, "c-a")]),
+            update("u-c", 0, "2024-01-01T00:00:02.000000Z", vec![created("u-c", 0, "c-c", None)]),
+            update("00i1", 1, IMPORT_TIME, vec![created("00i1", 0, "00i1", Some("AAEF"))]),
+            update("00i2", 1, IMPORT_TIME, vec![created("00i2", 0, "00i2", Some("AAEA"))]),
+            update("u-d", 1, "2024-01-02T00:00:00.000000Z", vec![created("u-d", 0, "c-d", Some("AQID"))]),
+            json!({"topology": {"synchronizer_id": "s1", "party_id": "p1", "participant_ids": ["n1"]}}),
+            json!({"topology": {"synchronizer_id": "s1", "party_id": "p2", "participant_ids": ["n1", "n2"]}}),
+            json!({"backfill": {"migration_id": 0, "complete": true, "import_updates_complete": true}}),
+            json!({"roll_forward_lsu": {
+                "upgradeTime": "2025-01-01T00:00:00Z",
+                "currentPhysicalSynchronizerId": "global-domain::1220aa::1",
+                "successorPhysicalSynchronizerId": "global-domain::1220aa::2"
+            }}),
+        ]
+    }
+
+    /// Requests whose answers must be the same on a follower as on its upstream.
+    fn reads() -> Vec<(Method, String, String)> {
+        let mut reads = Vec::new();
+        for id in ["u-a", "u-b", "u-c", "00i1", "00i2", "u-d"] {
+            for version in ["v1", "v2"] {
+                for encoding in ["compact_json", "protobuf_json"] {
+                    let target = format!("/{version}/updates/{id}?daml_value_encoding={encoding}");
+                    reads.push((Method::Get, target, String::new()));
+                }
+            }
+        }
+        for version in ["v1", "v2"] {
+            for encoding in ["compact_json", "protobuf_json"] {
+                let body = format!(r#"{{"page_size": 1000, "daml_value_encoding": "{encoding}"}}"#);
+                reads.push((Method::Post, format!("/{version}/updates"), body));
+            }
+        }
+        for migration_id in [0, 1] {
+            let body = format!(r#"{{"migration_id": {migration_id}, "after_update_id": "", "limit": 1000}}"#);
+            reads.push((Method::Post, "/v0/backfilling/import-updates".into(), body));
+            reads.push((
+                Method::Post,
+                "/v0/backfilling/migration-info".into(),
+                format!(r#"{{"migration_id": {migration_id}}}"#),
+            ));
+        }
+        let contracts = r#"{"contract_ids": ["c-a", "c-b", "c-c", "c-d", "00i1", "00i2"]}"#;
+        reads.push((Method::Post, "/v0/admin/export/blobs".into(), contracts.into()));
+        reads.push((Method::Post, "/v0/admin/export/state".into(), String::new()));
+        for target in [
+            "/v0/backfilling/status",
+            "/v0/roll-forward-lsu",
+            "/v1/domains/s1/parties/p1/participant-id",
+            "/v1/domains/s1/parties/p3/participant-id",
+        ] {
+            reads.push((Method::Get, target.into(), String::new()));
+        }
+        reads
+    }
+
+    fn assert_same(upstream: &Node, follower: &Node) {
+        for (method, target, body) in reads() {
+            let (theirs, ours) =
+                (upstream.call(method.clone(), &target, &body), follower.call(method.clone(), &target, &body));
+            assert_eq!(theirs, ours, "{} {target} {body}", method.as_str());
+        }
+    }
+
+    fn upstream() -> Node {
+        let node = Node::new();
+        node.ingest(&history());
+        node
+    }
+
+    #[test]
+    fn a_follower_answers_every_read_as_its_upstream_does() {
+        let (upstream, follower) = (upstream(), Node::new());
+        let report = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+        assert!(report.caught_up);
+        assert_eq!(report.summary.applied.update, 6);
+        assert_eq!(
+            report.position,
+            Some(Position { after_migration_id: 1, after_record_time: "2024-01-02T00:00:00.000000Z".into() })
+        );
+        assert_same(&upstream, &follower);
+        // The archived contract's blob is not kept anywhere; the others came across.
+        let (_, blobs) =
+            follower.call(Method::Post, "/v0/admin/export/blobs", r#"{"contract_ids": ["c-a", "c-b", "00i1"]}"#);
+        assert_eq!(
+            blobs,
+            r#"{"blobs":[{"contract_id":"c-b","created_event_blob":"AAED"},{"contract_id":"00i1","created_event_blob":"AAEF"}]}"#
+        );
+        // Nothing new upstream: a second call applies nothing.
+        let again = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+        assert_eq!((again.caught_up, again.pages, again.summary.applied.update), (true, 0, 0));
+        assert_eq!(again.summary.unchanged, 1, "the last group is read again, and found unchanged");
+    }
+
+    #[test]
+    fn a_follower_of_a_follower_and_one_page_at_a_time_end_the_same() {
+        let (upstream, first, second) = (upstream(), Node::new(), Node::new());
+        block_on(sync(&upstream, &first, &Limits::default())).expect("following");
+        let limits = Limits { page_size: 1, max_pages: 1 };
+        let mut calls = 0;
+        while !block_on(sync(&first, &second, &limits)).expect("following").caught_up {
+            calls += 1;
+            assert!(calls < 20, "never caught up");
+        }
+        // Pages of one: u-a, the group u-b and u-c whole, the imports one by one, u-d.
+        assert_eq!(calls, 5);
+        assert_same(&upstream, &second);
+    }
+
+    #[test]
+    fn hosting_changes_and_removals_come_across() {
+        let (upstream, follower) = (upstream(), Node::new());
+        block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+        upstream.ingest(&[
+            json!({"topology": {"synchronizer_id": "s1", "party_id": "p1", "participant_ids": []}}),
+            json!({"topology": {"synchronizer_id": "s1", "party_id": "p2", "participant_ids": ["n2"]}}),
+            json!({"topology": {"synchronizer_id": "s1", "party_id": "p3", "participant_ids": ["n3"]}}),
+            json!({"roll_forward_lsu": null}),
+        ]);
+        let report = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+        assert_eq!((report.summary.applied.topology, report.summary.applied.roll_forward_lsu), (3, 1));
+        assert_same(&upstream, &follower);
+    }
+
+    #[test]
+    fn an_update_that_conflicts_with_one_held_stops_the_follower_with_nothing_of_its_page_applied() {
+        let (upstream, follower) = (upstream(), Node::new());
+        let mut other = update("u-c", 0, "2024-01-01T00:00:02.000000Z", vec![created("u-c", 0, "c-c", None)]);
+        other["update"]["workflow_id"] = json!("elsewhere");
+        follower.ingest(&[other]);
+        let error = block_on(sync(&upstream, &follower, &Limits::default())).expect_err("a conflict");
+        let message = error.to_string();
+        assert!(
+            message.contains("(409)") && message.contains("u-c") && message.contains("nothing of it was applied"),
+            "{message}"
+        );
+        // u-b came in the same page, in the group of the update held.
+        assert_eq!(follower.call(Method::Get, "/v2/updates/u-b", "").0, 404);
+    }
+
+    /// An upstream that answers `POST /v2/updates` with `answer` and forwards the rest.
+    struct Faulty<'a> {
+        upstream: &'a Node,
+        answer: Result<(u16, &'static str), &'static str>,
+    }
+
+    impl Link for Faulty<'_> {
+        async fn send(&self, request: Request) -> Result<Response, String> {
+            if request.path != "/v2/updates" {
+                return self.upstream.send(request).await;
+            }
+            let (status, body) = self.answer.map_err(String::from)?;
+            Ok(Response::json(status, body.as_bytes().to_vec()))
+        }
+    }
+
+    #[test]
+    fn upstream_failures_stop_the_follower_with_a_message_naming_them() {
+        let upstream = upstream();
+        type Answer = Result<(u16, &'static str), &'static str>;
+        let cases: [(Answer, &str); 4] = [
+            (Err("connection refused"), "the upstream: POST /v2/updates: connection refused"),
+            (
+                Ok((503, r#"{"error": "the store cannot be read"}"#)),
+                "the upstream answered POST /v2/updates with 503: the store cannot be read",
+            ),
+            (Ok((200, r#"{"items": []}"#)), "the upstream answered POST /v2/updates with a malformed body"),
+            (
+                Ok((200, r#"{"transactions": [{"update_id": "x"}]}"#)),
+                "the upstream's POST /v2/updates answered a malformed page: item 0",
+            ),
+        ];
+        for (answer, expected) in cases {
+            let follower = Node::new();
+            let error = block_on(sync(&Faulty { upstream: &upstream, answer }, &follower, &Limits::default()))
+                .expect_err("a failure");
+            assert!(error.to_string().starts_with(expected), "{error}");
+            assert_eq!(follower.call(Method::Post, "/v2/updates", r#"{"page_size": 10}"#).1, r#"{"transactions":[]}"#);
+        }
+    }
+
+    #[test]
+    fn an_upstream_that_refuses_the_export_names_the_token() {
+        // The follower sends a token the upstream does not take.
+        let stranger =
+            Node { config: Config { admin_token: Some("another".into()), ..Config::default() }, ..upstream() };
+        let error = block_on(sync(&stranger, &Node::new(), &Limits::default())).expect_err("a refusal");
+        assert!(error.to_string().contains("401") && error.to_string().contains("admin token"), "{error}");
+    }
+}
