@@ -51,6 +51,12 @@ use crate::ingest::Summary;
 use crate::json::Json;
 use crate::update::{Blob, Update};
 
+/// The variable naming a follower's upstream node, where the host reads one from its
+/// configuration (the worker; the native command takes `--upstream`).
+pub const UPSTREAM_URL: &str = "LEDGER_NODE_UPSTREAM_URL";
+/// The variable holding the upstream's admin token, which its export endpoints need.
+pub const UPSTREAM_TOKEN: &str = "LEDGER_NODE_UPSTREAM_TOKEN";
+
 /// One side of the follower: sends a request to a node and returns its response.
 ///
 /// The hosts run the follower on one thread, so the future need not be `Send`.

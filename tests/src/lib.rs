@@ -27,6 +27,7 @@ pub mod backend;
 pub mod behind;
 pub mod config;
 pub mod demo;
+pub mod follow;
 pub mod host;
 pub mod ingest;
 pub mod scheduler;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use ledger_node::backend::Backend;
 use ledger_node::host::{self, Node, Options};
-use ledger_node::{config, ingest, scheduler, server};
+use ledger_node::{config, follow, ingest, scheduler, server};
 
 /// A Canton-style ledger network node's public API.
 #[derive(Debug, Parser)]
@@ -45,6 +45,26 @@ enum Command {
         db: PathBuf,
         /// The NDJSON file, or `-` for standard input.
         input: String,
+    },
+    /// Keeps the store current from an upstream node: reads its history stream and
+    /// export endpoints (with LEDGER_NODE_UPSTREAM_TOKEN, the upstream's admin token)
+    /// and applies them through ingest. Safe to stop at any moment: the next run resumes.
+    Follow {
+        /// The upstream node, `http://host:port` (its routes at the root).
+        #[arg(long)]
+        upstream: String,
+        /// SQLite database file (created if absent); `serve` may serve it meanwhile.
+        #[arg(long)]
+        db: PathBuf,
+        /// Catch up, then exit 0.
+        #[arg(long)]
+        once: bool,
+        /// Caught up, ask the upstream again after this many seconds.
+        #[arg(long, default_value_t = 5)]
+        poll_seconds: u64,
+        /// Updates asked for per page (1 to 1000).
+        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        page_size: u32,
     },
     /// Writes the WebAssembly component this binary runs (the node's whole API, the
     /// `node` world of its WIT) to stdout, for embedding in another host.
@@ -100,6 +120,10 @@ fn main() -> anyhow::Result<()> {
             serve(listen, db, memory, tick_seconds, limits.limits())
         }
         Command::Ingest { db, input } => ingest(&db, &input),
+        Command::Follow { upstream, db, once, poll_seconds, page_size } => {
+            let options = follow::Options { page_size, once, poll: std::time::Duration::from_secs(poll_seconds) };
+            follow(&upstream, &db, &options)
+        }
         Command::Demo { updates, seed } => demo(updates, seed),
         Command::Component => {
             use std::io::Write as _;
@@ -151,18 +175,23 @@ impl ingest::Progress for Bar {
     }
 }
 
-fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {
+/// A node over the store `db` for a bulk command, which speaks to the component as the
+/// operator with an admin token of its own: the node and the token.
+fn operator_node(command: &str, db: &std::path::Path) -> anyhow::Result<(Node, String)> {
     let mut vars = config::from_environment()?;
-    // The command speaks to the component as the operator, with a token of its own.
     let token = format!(
-        "ingest-{:016x}",
+        "{command}-{:016x}",
         std::process::id() as u64
             ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64
     );
     vars.retain(|(name, _)| name != ledger_node_core::config::ADMIN_TOKEN);
     vars.push((ledger_node_core::config::ADMIN_TOKEN.to_owned(), token.clone()));
     let backend = Backend::sqlite_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
-    let node = Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?;
+    Ok((Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?, token))
+}
+
+fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {
+    let (node, token) = operator_node("ingest", db)?;
     let started = std::time::Instant::now();
     let (reader, len): (Box<dyn std::io::BufRead>, Option<u64>) = if input == "-" {
         (Box::new(std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock())), None)
@@ -185,6 +214,47 @@ fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {
     // Commits of a bulk load are synced here, before the run reports them.
     node.backend().sync().map_err(|e| anyhow::anyhow!("syncing {}: {e}", db.display()))?;
     eprintln!("ledger-node ingest: {}", ingest::summary(&totals, started));
+    Ok(())
+}
+
+/// Progress of `ledger-node follow`: a spinner with the updates applied and the rate.
+struct FollowBar(indicatif::ProgressBar);
+
+impl follow::Progress for FollowBar {
+    fn round(&mut self, totals: &ingest::Totals, report: &ledger_node_core::follow::Report) {
+        let rate = ingest::rate(totals.updates(), self.0.elapsed());
+        let at = report
+            .position
+            .as_ref()
+            .map_or_else(String::new, |p| format!(", at migration {} {}", p.after_migration_id, p.after_record_time));
+        let state = if report.caught_up { "caught up" } else { "catching up" };
+        self.0.set_message(format!("{state}: {} updates, {rate:.0}/s{at}", totals.updates()));
+        self.0.tick();
+    }
+}
+
+fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> anyhow::Result<()> {
+    let token = std::env::var(ledger_node_core::follow::UPSTREAM_TOKEN).ok().filter(|t| !t.is_empty());
+    let upstream = follow::Upstream::new(upstream, token)?;
+    let (node, local_token) = operator_node("follow", db)?;
+    let local = follow::Local { node: &node, token: &local_token };
+    let started = std::time::Instant::now();
+    let mut bar = FollowBar(indicatif::ProgressBar::new_spinner());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            outcome = follow::run(&upstream, &local, options, &mut bar) => outcome.map(Some),
+            _ = tokio::signal::ctrl_c() => Ok(None),
+        }
+    });
+    bar.0.finish_and_clear();
+    // Commits are synced here, as `ingest` does; an interrupted run keeps what it
+    // committed, and the next run resumes from it.
+    node.backend().sync().map_err(|e| anyhow::anyhow!("syncing {}: {e}", db.display()))?;
+    match outcome? {
+        Some(totals) => eprintln!("ledger-node follow: caught up: {}", follow::summary(&totals, started)),
+        None => eprintln!("ledger-node follow: interrupted; the next run resumes where this one stopped"),
+    }
     Ok(())
 }
 

@@ -1,0 +1,110 @@
+//! The scheduled follower: each cron run brings the node closer to its upstream.
+//!
+//! Enabled by `LEDGER_NODE_UPSTREAM_URL` (the upstream node's root, `https://` or
+//! `http://`), with `LEDGER_NODE_UPSTREAM_TOKEN` (a secret: the upstream's admin token,
+//! which its export endpoints need). Each run calls the core's follower
+//! ([`ledger_node_core::follow::sync`]) once, for at most [`PAGES_PER_RUN`] pages of
+//! [`PAGE_SIZE`] updates: a bounded amount of work per invocation, well within the
+//! platform's limits on subrequests and time, and up to 5,000 updates a minute. The
+//! upstream link is `fetch`; the local link is the core's handler over this worker's
+//! store, with an admin token made for the run, so the follower needs no admin token
+//! configured. A run that fails logs why and applied nothing of the page at fault; the
+//! next run resumes from what earlier runs applied.
+
+use ledger_node_core::follow::{self, Limits, Link, Report};
+use ledger_node_core::{Body, Config, Env, Request, Response};
+use wasm_bindgen::JsValue;
+
+use crate::CachedStore;
+
+/// The variable naming the upstream node.
+pub const UPSTREAM_URL: &str = follow::UPSTREAM_URL;
+/// The variable holding the upstream's admin token.
+pub const UPSTREAM_TOKEN: &str = follow::UPSTREAM_TOKEN;
+/// Updates asked for per page.
+pub const PAGE_SIZE: u32 = 500;
+/// Most pages one run applies.
+pub const PAGES_PER_RUN: u32 = 10;
+
+/// Follows the upstream for one run, if one is configured: `Ok(None)` when none is.
+pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
+    let Some(url) = env.var(UPSTREAM_URL).ok().map(|v| v.to_string()).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let url = url.trim_end_matches('/').to_owned();
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(format!("{UPSTREAM_URL} must be an http:// or https:// URL, not {url:?}"));
+    }
+    let token = env
+        .secret(UPSTREAM_TOKEN)
+        .map(|s| s.to_string())
+        .or_else(|_| env.var(UPSTREAM_TOKEN).map(|v| v.to_string()))
+        .ok()
+        .filter(|t| !t.is_empty());
+    let mut config = crate::config(env).map_err(|e| e.to_string())?;
+    let local_token = hex(&crate::entropy().map_err(|e| e.to_string())?);
+    config.admin_token = Some(local_token.clone());
+    let now = crate::now().map_err(|e| e.to_string())?;
+    let store = crate::store(env, now).map_err(|e| e.to_string())?;
+    let upstream = Upstream { url, token };
+    let local = Local { store: &store, config: &config, token: local_token };
+    let limits = Limits { page_size: PAGE_SIZE, max_pages: PAGES_PER_RUN };
+    let report = follow::sync(&upstream, &local, &limits).await.map_err(|e| e.to_string());
+    if let Some(kv_puts) = store.flush_to_kv() {
+        kv_puts.await;
+    }
+    report.map(Some)
+}
+
+/// The upstream node, reached with `fetch`.
+struct Upstream {
+    url: String,
+    token: Option<String>,
+}
+
+impl Link for Upstream {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        let target = format!("{}{}", self.url, request.path);
+        let headers = worker::Headers::new();
+        for (name, value) in &request.headers {
+            headers.append(name, value).map_err(|e| format!("a request header: {e}"))?;
+        }
+        if let Some(token) = &self.token {
+            headers
+                .append("authorization", &format!("Bearer {token}"))
+                .map_err(|e| format!("a request header: {e}"))?;
+        }
+        let mut init = worker::RequestInit::new();
+        init.with_method(worker::Method::from(request.method.as_str().to_owned())).with_headers(headers);
+        if let Body::Complete(body) = &request.body {
+            init.with_body(Some(JsValue::from(js_sys::Uint8Array::from(body.as_slice()))));
+        }
+        let outgoing = worker::Request::new_with_init(&target, &init).map_err(|e| format!("{target}: {e}"))?;
+        let mut answer =
+            worker::Fetch::Request(outgoing).send().await.map_err(|e| format!("fetching {target} failed: {e}"))?;
+        let status = answer.status_code();
+        let body = answer.bytes().await.map_err(|e| format!("reading the answer of {target} failed: {e}"))?;
+        Ok(Response { status, headers: Vec::new(), body, log: None })
+    }
+}
+
+/// This worker: the core's handler over its store, with the run's admin token.
+struct Local<'a> {
+    store: &'a CachedStore,
+    config: &'a Config,
+    token: String,
+}
+
+impl Link for Local<'_> {
+    async fn send(&self, mut request: Request) -> Result<Response, String> {
+        request.headers.push(("authorization".into(), format!("Bearer {}", self.token)));
+        let now = crate::now().map_err(|e| e.to_string())?;
+        let entropy = crate::entropy().map_err(|e| e.to_string())?;
+        let env = Env { now, entropy, config: self.config };
+        Ok(ledger_node_core::handle(&request, &env, self.store).await)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
