@@ -1,8 +1,10 @@
 //! The cross-host suites: one scenario suite and one storage contract, run against
 //! every host (core + memory store, the component in wasmtime over memory and SQLite,
 //! the worker under `wrangler dev` with local D1 and KV). Every answer of the scenario
-//! suite is also checked against the node's OpenAPI document (`openapi`).
+//! suite is also checked against the node's OpenAPI document (`openapi`). A chain of
+//! followers (`chain`) crosses the hosts: native to native to the worker.
 
+mod chain;
 mod openapi;
 mod resend;
 mod scenario;
@@ -44,6 +46,21 @@ fn scenarios_pass_in_the_worker_under_wrangler_dev() {
     wallet_concurrency::the_cron_trigger_expires_due_requests(worker.client());
     scenario::Target::reset(&mut worker);
     resend::a_re_sent_history_changes_nothing(&mut worker);
+}
+
+#[test]
+fn a_history_crosses_a_chain_of_followers_native_to_native_to_the_worker_byte_for_byte() {
+    chain::a_history_crosses_a_chain_of_followers_byte_for_byte();
+}
+
+#[test]
+fn a_follower_killed_at_any_moment_resumes_without_gap_or_duplicate() {
+    chain::a_follower_killed_at_any_moment_resumes_without_gap_or_duplicate();
+}
+
+#[test]
+fn follow_stops_on_upstream_errors_with_a_clear_message() {
+    chain::follow_stops_on_upstream_errors_with_a_clear_message();
 }
 
 #[test]

@@ -66,13 +66,19 @@ fn build_once(dir: &Path) -> PathBuf {
         config.push('\n');
     }
     let build_command = build_command.expect("wrangler.toml has a [build] command");
-    let status = Command::new("bash")
-        .args(["-c", &format!("source scripts/env.sh && {build_command}")])
-        .current_dir(&root)
-        .stdin(Stdio::null())
-        .status()
-        .expect("running the worker build");
-    assert!(status.success(), "building the worker ({build_command}) failed");
+    // Workers started side by side share one build, made by the first.
+    static BUILT: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut built = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !*built {
+        let status = Command::new("bash")
+            .args(["-c", &format!("source scripts/env.sh && {build_command}")])
+            .current_dir(&root)
+            .stdin(Stdio::null())
+            .status()
+            .expect("running the worker build");
+        assert!(status.success(), "building the worker ({build_command}) failed");
+        *built = true;
+    }
     let path = dir.join("wrangler.toml");
     std::fs::write(&path, config).expect("writing the test wrangler.toml");
     path
@@ -86,6 +92,11 @@ impl WorkerTarget {
     /// Builds the worker, applies the D1 migrations to fresh local state and starts
     /// `wrangler dev`.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// [`WorkerTarget::start`], with `vars` set besides the test configuration.
+    pub fn start_with(vars: &[(String, String)]) -> Self {
         let state = tempfile::tempdir().expect("a temporary directory");
         let persist = state.path().to_str().expect("a UTF-8 temporary path").to_owned();
         let config = build_once(state.path());
@@ -124,7 +135,7 @@ impl WorkerTarget {
             "--log-level",
             "warn",
         ]);
-        for (name, value) in test_config() {
+        for (name, value) in test_config().iter().chain(vars) {
             command.args(["--var", &format!("{name}:{value}")]);
         }
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
