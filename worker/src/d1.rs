@@ -21,15 +21,28 @@
 //! are chunked the same way and sent as one batch, so every port call is one round
 //! trip (plus one after a failed precondition).
 //!
+//! ## Keys stored by hash
+//!
+//! Keys of the tables `C` (contracts) and `H` (update hashes) are read and written one
+//! at a time and never scanned, and one of each is held per contract and per update:
+//! most of what D1 holds once bodies are in R2. Their ids are long (an update id 68
+//! characters, a contract id 104), so D1 stores such a key as its tag and the first
+//! [`HASHED_KEY_BYTES`] bytes of the BLAKE3 hash of the rest ([`stored_key`]): 17 bytes
+//! instead of 71 or 107. Every operation on one key maps it; a scan or range delete
+//! that would reach into part of `C` or `H` is refused, as it could not give the keys
+//! back (the reset's delete of everything is fine).
+//!
 //! A put-if-absent is a plain `INSERT`: a present key violates the primary key and D1
 //! rolls the whole batch back, reporting only that it failed. The adapter then reads
 //! which of the batch's put-if-absent keys are present and names the failed one with
 //! [`store::first_failed_precondition`].
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use js_sys::Uint8Array;
-use ledger_node_core::store::{self, Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError};
+use ledger_node_core::keys;
+use ledger_node_core::store::{self, Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError, prefix_end};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result};
@@ -40,6 +53,50 @@ pub const MAX_BOUND_PARAMETERS: usize = 100;
 /// Rows stop joining a multi-row statement once their bound bytes reach this (D1's
 /// largest row; a single larger row still goes alone, and D1 judges it).
 const MAX_STATEMENT_BYTES: usize = 1_000_000;
+
+/// How many bytes of a BLAKE3 hash stand for the rest of a key of `C` or `H`.
+pub const HASHED_KEY_BYTES: usize = 16;
+
+/// The tables whose keys D1 stores by hash.
+const HASHED_TABLES: [u8; 2] = [keys::CONTRACT, keys::UPDATE_HASH];
+
+/// `key` as D1 stores it: for a key of `C` or `H`, its tag and the first
+/// [`HASHED_KEY_BYTES`] of the BLAKE3 hash of the rest; any other key as it is.
+pub fn stored_key(key: &[u8]) -> Cow<'_, [u8]> {
+    match key.split_first() {
+        Some((tag, rest)) if HASHED_TABLES.contains(tag) => {
+            let mut stored = Vec::with_capacity(1 + HASHED_KEY_BYTES);
+            stored.push(*tag);
+            stored.extend(blake3::hash(rest).as_bytes().iter().take(HASHED_KEY_BYTES));
+            Cow::Owned(stored)
+        }
+        _ => Cow::Borrowed(key),
+    }
+}
+
+/// Refuses a range of keys (`start..end`) that reaches into a table stored by hash
+/// without covering all of it.
+fn check_range(start: &[u8], end: Option<&[u8]>) -> Result<(), StoreError> {
+    for tag in HASHED_TABLES {
+        let table_start = [tag];
+        let table_end = prefix_end(&table_start);
+        let reaches = table_end.as_deref().is_none_or(|table_end| start < table_end)
+            && end.is_none_or(|end| end > table_start.as_slice());
+        let covers = start <= table_start.as_slice()
+            && match (end, &table_end) {
+                (None, _) => true,
+                (Some(end), Some(table_end)) => end >= table_end.as_slice(),
+                (Some(_), None) => false,
+            };
+        if reaches && !covers {
+            return Err(StoreError::new(format!(
+                "D1 stores the keys of table {} by hash: a range can cover all of it or none",
+                char::from(tag)
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// The node's key-value store in a D1 database.
 #[derive(Debug)]
@@ -53,14 +110,15 @@ impl D1Store {
         D1Store { db }
     }
 
-    /// The entries of the keys present among `keys`; values are left empty unless
-    /// `with_values`. One batch of `SELECT ... IN` statements.
+    /// The entries of the keys present among `keys`, by their [`stored_key`]; values
+    /// are left empty unless `with_values`. One batch of `SELECT ... IN` statements.
     async fn select<'k>(
         &self,
         keys: impl IntoIterator<Item = &'k [u8]>,
         with_values: bool,
     ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
-        let unique: Vec<&[u8]> = keys.into_iter().collect::<BTreeSet<_>>().into_iter().collect();
+        let stored: BTreeSet<Cow<'k, [u8]>> = keys.into_iter().map(stored_key).collect();
+        let unique: Vec<&[u8]> = stored.iter().map(|key| key.as_ref()).collect();
         if unique.is_empty() {
             return Ok(BTreeMap::new());
         }
@@ -87,7 +145,13 @@ impl D1Store {
 
     /// The statements of `batch`, bound.
     fn statements(&self, batch: &WriteBatch) -> Result<Vec<D1PreparedStatement>, StoreError> {
-        plan(batch).iter().map(|planned| statement(&self.db, &planned.sql, &planned.params)).collect()
+        plan(batch)?
+            .iter()
+            .map(|planned| {
+                let params: Vec<&[u8]> = planned.params.iter().map(|param| param.as_ref()).collect();
+                statement(&self.db, &planned.sql, &params)
+            })
+            .collect()
     }
 
     /// The database.
@@ -128,7 +192,7 @@ impl D1Store {
         let present = self.select(guarded, false).await.map_err(|e| {
             StoreError::new(format!("{failure}; then, reading which put-if-absent keys were present: {e}"))
         })?;
-        match store::first_failed_precondition(batch, |key| present.contains_key(key)) {
+        match store::first_failed_precondition(batch, |key| present.contains_key(stored_key(key).as_ref())) {
             Some(key) => Err(WriteError::PreconditionFailed { key }),
             None => Err(failure.into()),
         }
@@ -137,18 +201,19 @@ impl D1Store {
 
 impl Store for D1Store {
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.select([key], true).await?.remove(key))
+        Ok(self.select([key], true).await?.remove(stored_key(key).as_ref()))
     }
 
     async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         let found = self.select(keys.iter().copied(), true).await?;
-        Ok(keys.iter().map(|key| found.get(*key).cloned()).collect())
+        Ok(keys.iter().map(|key| found.get(stored_key(key).as_ref()).cloned()).collect())
     }
 
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
         if scan.limit == 0 {
             return Ok(Vec::new());
         }
+        check_range(&scan.start, scan.end.as_deref())?;
         let (filter, params) = range_filter(&scan.start, scan.end.as_deref());
         let order = if scan.reverse { "DESC" } else { "ASC" };
         let sql = format!("SELECT hex(k) AS k, hex(v) AS v FROM kv{filter} ORDER BY k {order} LIMIT {}", scan.limit);
@@ -196,32 +261,35 @@ fn decode_hex(text: &str) -> Result<Vec<u8>, StoreError> {
 #[derive(Debug, PartialEq, Eq)]
 struct Planned<'a> {
     sql: String,
-    params: Vec<&'a [u8]>,
+    params: Vec<Cow<'a, [u8]>>,
 }
 
-/// The statements of `batch`, in order, consecutive operations of one kind merged.
-fn plan(batch: &WriteBatch) -> Vec<Planned<'_>> {
+/// The statements of `batch`, in order, consecutive operations of one kind merged,
+/// keys as D1 stores them ([`stored_key`]).
+fn plan(batch: &WriteBatch) -> Result<Vec<Planned<'_>>, StoreError> {
     let mut planned = Vec::new();
     let mut pending = Pending::default();
     for op in &batch.ops {
-        let (kind, params): (Kind, &[&[u8]]) = match op {
-            Op::Put { key, value } => (Kind::Replace, &[key, value]),
-            Op::PutIfAbsent { key, value } => (Kind::Insert, &[key, value]),
-            Op::Delete { key } => (Kind::Delete, &[key]),
+        let (kind, params): (Kind, Vec<Cow<'_, [u8]>>) = match op {
+            Op::Put { key, value } => (Kind::Replace, vec![stored_key(key), Cow::Borrowed(value)]),
+            Op::PutIfAbsent { key, value } => (Kind::Insert, vec![stored_key(key), Cow::Borrowed(value)]),
+            Op::Delete { key } => (Kind::Delete, vec![stored_key(key)]),
             Op::DeleteRange { start, end } => {
+                check_range(start, end.as_deref())?;
                 planned.extend(pending.take());
                 let (filter, params) = range_filter(start, end.as_deref());
+                let params = params.into_iter().map(Cow::Borrowed).collect();
                 planned.push(Planned { sql: format!("DELETE FROM kv{filter}"), params });
                 continue;
             }
         };
-        if !pending.admits(kind, params) {
+        if !pending.admits(kind, &params) {
             planned.extend(pending.take());
         }
         pending.push(kind, params);
     }
     planned.extend(pending.take());
-    planned
+    Ok(planned)
 }
 
 /// What a run of merged operations does.
@@ -239,13 +307,13 @@ enum Kind {
 #[derive(Default)]
 struct Pending<'a> {
     kind: Option<Kind>,
-    params: Vec<&'a [u8]>,
+    params: Vec<Cow<'a, [u8]>>,
     bytes: usize,
 }
 
 impl<'a> Pending<'a> {
     /// Whether an operation of `kind` binding `params` can join this statement.
-    fn admits(&self, kind: Kind, params: &[&[u8]]) -> bool {
+    fn admits(&self, kind: Kind, params: &[Cow<'_, [u8]>]) -> bool {
         let bytes: usize = params.iter().map(|p| p.len()).sum();
         self.kind.is_none()
             || (self.kind == Some(kind)
@@ -253,10 +321,10 @@ impl<'a> Pending<'a> {
                 && self.bytes + bytes <= MAX_STATEMENT_BYTES)
     }
 
-    fn push(&mut self, kind: Kind, params: &[&'a [u8]]) {
+    fn push(&mut self, kind: Kind, params: Vec<Cow<'a, [u8]>>) {
         self.kind = Some(kind);
-        self.params.extend_from_slice(params);
         self.bytes += params.iter().map(|p| p.len()).sum::<usize>();
+        self.params.extend(params);
     }
 
     /// The statement of the pending operations, if any; starts afresh.
@@ -305,6 +373,7 @@ mod tests {
 
     fn shapes(batch: &WriteBatch) -> Vec<(String, usize)> {
         plan(batch)
+            .unwrap_or_default()
             .into_iter()
             .map(|p| (p.sql.split(" (").next().unwrap_or_default().to_owned(), p.params.len()))
             .collect()
@@ -329,7 +398,7 @@ mod tests {
                 ("INSERT OR REPLACE INTO kv".to_owned(), 2),
             ]
         );
-        let first = plan(&batch).into_iter().next();
+        let first = plan(&batch).unwrap_or_default().into_iter().next();
         assert_eq!(first.map(|p| p.sql), Some("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?), (?, ?)".to_owned()));
     }
 
@@ -342,7 +411,7 @@ mod tests {
         for i in 0..150u32 {
             batch.delete(i.to_be_bytes().to_vec());
         }
-        let counts: Vec<usize> = plan(&batch).iter().map(|p| p.params.len()).collect();
+        let counts: Vec<usize> = plan(&batch).unwrap_or_default().iter().map(|p| p.params.len()).collect();
         assert_eq!(counts, vec![100, 100, 40, 100, 50]);
     }
 
@@ -353,7 +422,7 @@ mod tests {
             batch.put(key.to_vec(), vec![0; 400_000]);
         }
         batch.put(b"d".to_vec(), vec![0; 2 * MAX_STATEMENT_BYTES]);
-        let counts: Vec<usize> = plan(&batch).iter().map(|p| p.params.len()).collect();
+        let counts: Vec<usize> = plan(&batch).unwrap_or_default().iter().map(|p| p.params.len()).collect();
         assert_eq!(counts, vec![4, 2, 2]);
     }
 
@@ -366,7 +435,7 @@ mod tests {
             .delete_range(Vec::new(), Some(b"m".to_vec()))
             .delete_range(b"m".to_vec(), None)
             .delete_range(b"m".to_vec(), Some(b"n".to_vec()));
-        let sql: Vec<String> = plan(&batch).into_iter().skip(1).map(|p| p.sql).collect();
+        let sql: Vec<String> = plan(&batch).unwrap_or_default().into_iter().skip(1).map(|p| p.sql).collect();
         assert_eq!(
             sql,
             vec![
@@ -388,6 +457,44 @@ mod tests {
 
     #[test]
     fn an_empty_batch_plans_nothing() {
-        assert_eq!(plan(&WriteBatch::new()), vec![]);
+        assert_eq!(plan(&WriteBatch::new()), Ok(vec![]));
+    }
+
+    #[test]
+    fn contract_and_update_hash_keys_are_stored_by_hash() {
+        let contract = keys::Key::new(keys::CONTRACT).str(&"00ab".repeat(26)).into_bytes();
+        let held = keys::Key::new(keys::UPDATE_HASH).str(&"1220".repeat(17)).into_bytes();
+        for key in [&contract, &held] {
+            let stored = stored_key(key);
+            assert_eq!(stored.len(), 1 + HASHED_KEY_BYTES);
+            assert_eq!(stored.first(), key.first(), "the tag stays");
+            assert_eq!(stored, stored_key(key), "the same key, the same stored key");
+        }
+        assert_ne!(stored_key(&contract).get(1..), stored_key(&held).get(1..));
+        let stream = keys::Key::new(keys::STREAM).i64(0).str("u").into_bytes();
+        assert_eq!(stored_key(&stream), Cow::Borrowed(stream.as_slice()), "other tables as they are");
+    }
+
+    #[test]
+    fn writes_store_keys_by_hash_and_ranges_into_hashed_tables_are_refused() {
+        let contract = keys::Key::new(keys::CONTRACT).str("c").into_bytes();
+        let mut batch = WriteBatch::new();
+        batch.put(contract.clone(), b"{}".to_vec()).delete(contract.clone());
+        let params: Vec<Vec<u8>> =
+            plan(&batch).unwrap_or_default().iter().flat_map(|p| p.params.iter().map(|k| k.to_vec())).collect();
+        let stored = stored_key(&contract).to_vec();
+        assert_eq!(params, vec![stored.clone(), b"{}".to_vec(), stored]);
+
+        // The reset, and ranges beside the hashed tables.
+        assert_eq!(check_range(b"", None), Ok(()));
+        assert_eq!(check_range(b"B", Some(b"D")), Ok(()));
+        assert_eq!(check_range(b"K", Some(b"L")), Ok(()));
+        assert_eq!(check_range(&[0xff, b's'], Some(&[0xff, b't'])), Ok(()));
+        // Part of C or H.
+        assert!(check_range(b"C", Some(b"C\x01")).is_err());
+        assert!(check_range(b"Ha", None).is_err());
+        let mut partial = WriteBatch::new();
+        partial.delete_range(b"Hz".to_vec(), Some(b"J".to_vec()));
+        assert!(plan(&partial).is_err());
     }
 }

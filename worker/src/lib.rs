@@ -1,6 +1,8 @@
 //! # ledger-node as a Cloudflare Worker
 //!
-//! The `fetch` handler is the whole shell. For every request it
+//! The `fetch` handler is the whole shell. It answers every request with a 503 naming
+//! the binding while the D1 database `DB` or the R2 bucket `BODIES` is not bound (the
+//! node does not run without either). Otherwise, for every request it
 //!
 //! 1. reads the configuration from the Worker's `[vars]` and secrets
 //!    ([`ledger_node_core::Config::from_lookup`]; a bad value is a 500 whose log names
@@ -9,12 +11,13 @@
 //! 2. translates the request into the core's (`convert`), reading the body no further
 //!    than [`ledger_node_core::body_limit`] allows;
 //! 3. runs [`ledger_node_core::handle`] over [`CachedStore`]: the D1 database bound as
-//!    `DB` ([`D1Store`], authoritative), with update bodies cached in the isolate's
-//!    memory and in the KV namespace bound as `CACHE`;
+//!    `DB` ([`D1Store`], authoritative), with the update bodies in the R2 bucket bound
+//!    as `BODIES` ([`BodyBucket`]), cached in the isolate's memory and in the KV
+//!    namespace bound as `CACHE`;
 //! 4. logs a response's [`ledger_node_core::Response::log`] (a 5xx's cause with
 //!    `console.error`, other operator notes with `console.log`) and translates the
 //!    response back;
-//! 5. hands the KV puts of bodies it read from D1 to `ctx.wait_until`, so that they run
+//! 5. hands the KV puts of bodies it read from R2 to `ctx.wait_until`, so that they run
 //!    after the response.
 //!
 //! Routing, limits, authentication and every answer are the core's: no worker
@@ -25,23 +28,29 @@
 //! record the jobs could not read is logged and skipped, so one bad record never stops
 //! the jobs of the others, nor any later run.
 //!
-//! ## The body cache
+//! ## Update bodies: R2, and the cache in front of it
 //!
-//! `GET /v2/updates/{id}` (and `/v1`) reads one stored body, and bodies never change
+//! The rendered update bodies are most of what the node stores, so they live in R2,
+//! not D1 (`r2`): D1 keeps what is queried, the indexes, the contracts, derived state
+//! and the wallet. An ingest batch puts its bodies into R2 first and then applies the
+//! rest in one D1 transaction, and a body is served only while D1 holds its update, so
+//! no reader finds an update without its body, nor a body of an update whose batch
+//! failed. `GET /v2/updates/{id}` (and `/v1`) reads one body, and bodies never change
 //! once written: only a reset deletes them. [`CachedStore`] keeps them in two tiers in
-//! front of D1, the isolate's memory (32 MiB, least recently used evicted first) and
-//! KV (shared by all isolates; skipped when `CACHE` is not bound); every other key, scan
-//! and write goes straight to D1. A reset replaces the cache *generation* kept in D1
-//! (table `cache_generation`), which is part of every KV key: the isolate that reset
-//! serves no old body, and every other isolate reads the generation again at most a
-//! second after it last did, and drops its memory tier when it changed. The `cache`
-//! module has the details.
+//! front of R2, the isolate's memory (32 MiB, least recently used evicted first) and
+//! KV (shared by all isolates; skipped when `CACHE` is not bound); every other key,
+//! scan and write goes straight to D1. A reset replaces the *generation* kept in D1
+//! (table `cache_generation`), which is part of every R2 object name and KV key: the
+//! isolate that reset serves no old body, and every other isolate reads the generation
+//! again at most a second after it last did, and drops its memory tier when it
+//! changed. The `cache` module has the details.
 //!
 //! ## Build and run
 //!
 //! `wrangler.toml` (repository root) builds the crate with `worker-build --release
 //! worker` into `worker/build/`, binds the D1 database `DB` (schema in
-//! `worker/migrations/`) and the KV namespace `CACHE`, and sets the non-secret
+//! `worker/migrations/`), the R2 bucket `BODIES` (locally a directory under
+//! `--persist-to`) and the KV namespace `CACHE`, and sets the non-secret
 //! `[vars]`. `scripts/wrangler` runs the pinned wrangler with the environment the build
 //! needs without GitHub downloads (`WASM_BINDGEN_BIN`: the `wasm-bindgen` CLI of the
 //! pinned version; `ESBUILD_BIN`: wrangler's own esbuild):
@@ -56,6 +65,7 @@
 mod cache;
 mod convert;
 mod d1;
+mod r2;
 
 use ledger_node_core::time::Timestamp;
 use ledger_node_core::{Config, Env, Error};
@@ -63,15 +73,19 @@ use worker::{Context, Date, ScheduleContext, ScheduledEvent, console_error, cons
 
 pub use cache::CachedStore;
 pub use d1::D1Store;
+pub use r2::BodyBucket;
 
 /// The D1 binding that holds the node's key-value table.
 pub const DB_BINDING: &str = "DB";
 
 #[event(fetch)]
 async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> worker::Result<worker::Response> {
-    let response = match serve(&mut request, &env, &ctx).await {
-        Ok(response) => response,
-        Err(error) => error.into_response(),
+    let response = match missing_binding(&env) {
+        Some(missing) => unbound(&missing),
+        None => match serve(&mut request, &env, &ctx).await {
+            Ok(response) => response,
+            Err(error) => error.into_response(),
+        },
     };
     let response = convert::with_valid_status(response);
     if response.status >= 500 {
@@ -152,14 +166,39 @@ fn entropy() -> Result<[u8; 32], Error> {
     Ok(entropy)
 }
 
-/// The node's store at `now`: the D1 database `DB` behind the body cache, with the KV
-/// namespace `CACHE` as the cache's shared tier if it is bound.
+/// The node's store at `now`: the D1 database `DB` with the update bodies in the R2
+/// bucket `BODIES`, behind the body cache, with the KV namespace `CACHE` as the cache's
+/// shared tier if it is bound.
 fn store(env: &worker::Env, now: Timestamp) -> Result<CachedStore, Error> {
     let db = env.d1(DB_BINDING).map_err(|e| {
         Error::Internal(format!("the D1 database binding `{DB_BINDING}` (wrangler.toml) is unusable: {e}"))
     })?;
+    let bucket = env.bucket(r2::R2_BINDING).map_err(|e| {
+        Error::Internal(format!("the R2 bucket binding `{}` (wrangler.toml) is unusable: {e}", r2::R2_BINDING))
+    })?;
     let kv = env.kv(cache::KV_BINDING).ok();
-    Ok(CachedStore::new(D1Store::new(db), kv, now))
+    Ok(CachedStore::new(D1Store::new(db), BodyBucket::new(bucket), kv, now))
+}
+
+/// What is wrong with the bindings the worker cannot serve without (D1 `DB`, R2
+/// `BODIES`), if anything: the worker never falls back to keeping bodies in D1.
+fn missing_binding(env: &worker::Env) -> Option<String> {
+    let missing = |kind: &str, name: &str, error: worker::Error| {
+        format!("the {kind} binding `{name}` is missing or unusable ({error}); add it to wrangler.toml, see the README")
+    };
+    if let Err(e) = env.d1(DB_BINDING) {
+        return Some(missing("D1 database", DB_BINDING, e));
+    }
+    env.bucket(r2::R2_BINDING).err().map(|e| missing("R2 bucket", r2::R2_BINDING, e))
+}
+
+/// The answer to every request while a binding is missing: a 503 that names it, in
+/// the body and in the log.
+fn unbound(missing: &str) -> ledger_node_core::Response {
+    let body = serde_json::json!({ "error": format!("not ready: {missing}") });
+    let mut response = ledger_node_core::Response::json(503, serde_json::to_vec(&body).unwrap_or_default());
+    response.log = Some(missing.to_owned());
+    response
 }
 
 /// `Date.now()`, in microseconds.

@@ -3,8 +3,10 @@
 //! Every contract the node has seen has a [`ContractRecord`] under `C contract_id`:
 //! created (with its compact payload, blob, creation time and the synchronizer it was
 //! created on) and possibly archived. An archived contract's record becomes a
-//! tombstone, its template id and `archived` without the creation, so that a later
-//! import never brings it back while its payload is no longer kept. Active contracts are also
+//! tombstone, `{"archived":true}` and nothing else, so that a later import never
+//! brings it back while neither its payload nor its template is kept: nothing reads
+//! them once it is archived, and most of a long history's contracts are. (Tombstones
+//! written before kept the template id; they read the same.) Active contracts are also
 //! indexed by qualified template name (`T name contract_id`).
 //!
 //! Where a contract is ([`location`]) comes from its reassignment events (`R
@@ -29,7 +31,9 @@ use crate::value::Encoding;
 /// What the node knows of a contract.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContractRecord {
-    /// The full template id, `<package-id>:<Module.Path>:<Entity>`.
+    /// The full template id, `<package-id>:<Module.Path>:<Entity>`; empty in a
+    /// tombstone.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub template_id: String,
     /// The creation, once seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,12 +106,18 @@ fn encode(record: &impl Serialize) -> Vec<u8> {
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Written<'a, P> {
-    #[serde(borrow)]
+    #[serde(borrow, default, skip_serializing_if = "is_empty")]
     template_id: Cow<'a, str>,
     #[serde(default = "none", skip_serializing_if = "Option::is_none")]
     created: Option<WrittenCreation<'a, P>>,
     #[serde(default)]
     archived: bool,
+}
+
+/// Whether `text` is empty: a template id a tombstone leaves out.
+#[expect(clippy::ptr_arg, reason = "serde's skip_serializing_if passes the field itself")]
+fn is_empty(text: &Cow<'_, str>) -> bool {
+    text.is_empty()
 }
 
 /// `None`, as a field default that asks nothing of `P` (`#[serde(default)]` would
@@ -189,7 +199,7 @@ pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool
 }
 
 /// Records a consuming exercise on `contract_id` of `template_id`: its record becomes
-/// a tombstone (its template id, archived, no creation). The record it replaces, if
+/// a tombstone (archived, without creation or template id). The record it replaces, if
 /// that held the contract's creation, is returned: derived state that lists the
 /// contract finds its entry from it ([`crate::state`]).
 pub async fn archive<S: Store>(
@@ -216,13 +226,13 @@ pub async fn archive<S: Store>(
     {
         stage.delete(template_key(held.qualified_name(), contract_id));
     }
-    let tombstone: Stored<'_> = Written {
-        template_id: held_template.as_deref().unwrap_or(template_id.as_str()).into(),
-        created: None,
-        archived: true,
-    };
-    stage.put(key, encode(&tombstone));
+    stage.put(key, tombstone());
     Ok(bytes.filter(|_| created))
+}
+
+/// The record of an archived contract.
+fn tombstone() -> Vec<u8> {
+    encode(&Stored { template_id: "".into(), created: None, archived: true })
 }
 
 /// Where a contract is now.
@@ -320,7 +330,9 @@ mod tests {
         let archived = stored(&store, &event.contract_id);
         assert!(archived.archived);
         assert_eq!(archived.created, None, "a tombstone keeps no creation");
-        assert_eq!(archived.template_id, event.template_id.as_str());
+        assert_eq!(archived.template_id, "", "nor a template");
+        let tombstone = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
+        assert_eq!(tombstone.as_deref(), Some(br#"{"archived":true}"#.as_slice()), "the issue 23 tombstone");
         assert_eq!(block_on(store.get(&index_key)).expect("readable"), None, "no longer indexed as active");
     }
 
@@ -362,6 +374,21 @@ mod tests {
             block_on(store.write(&stage.into_batch())).expect("written");
         }
         let record = stored(&store, &event.contract_id);
-        assert_eq!(record, ContractRecord { template_id: "p:M:T".into(), created: None, archived: true });
+        assert_eq!(record, ContractRecord { template_id: String::new(), created: None, archived: true });
+    }
+
+    #[test]
+    fn a_tombstone_that_kept_its_template_still_keeps_the_contract_archived() {
+        let store = MemoryStore::new();
+        let event = created();
+        let old = br#"{"template_id":"p:M:T","archived":true}"#.to_vec();
+        let mut batch = crate::store::WriteBatch::new();
+        batch.put(contract_key(&event.contract_id), old.clone());
+        block_on(store.write(&batch)).expect("written");
+        let mut stage = Stage::new(&store);
+        block_on(create(&mut stage, &event, "s", false, None)).expect("created");
+        let replaced = block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+        assert_eq!((replaced, stage.is_empty()), (None, true), "neither the create nor the archive writes");
+        assert!(!stored(&store, &event.contract_id).is_active());
     }
 }
