@@ -19,9 +19,18 @@
 //! | WASI 0.2 component | `ledger-node-component` | the WIT `store` import | [`exec::block_on`] |
 //! | native wasmtime host | `ledger-node` (in `tests/`) | SQLite or memory, behind the component's import | inside the component |
 //!
-//! The native host does not link this crate's logic into its binary: it runs the
-//! component, so the tests exercise exactly what is deployed. Its tests also link this
-//! crate directly to run the same scenarios against [`store::MemoryStore`].
+//! The native host does not link this crate's request handling into its binary: it
+//! runs the component, so the tests exercise exactly what is deployed. Its tests also
+//! link this crate directly to run the same scenarios against [`store::MemoryStore`].
+//!
+//! ## Following
+//!
+//! [`follow::sync`] keeps a node current from an upstream node. It is the one piece a
+//! host runs beside the handler rather than through it: it speaks HTTP-shaped requests
+//! over two [`follow::Link`]s, the upstream (its history stream and the [`export`]
+//! endpoints) and the node itself (its export state and `POST /v0/admin/ingest`), so
+//! the worker's cron and `ledger-node follow` (whose local link is the component) run
+//! the same follower, and everything it applies goes through ingest.
 //!
 //! ## Order of checks
 //!
