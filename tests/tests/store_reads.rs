@@ -144,3 +144,32 @@ fn a_page_of_the_history_stream_costs_a_bounded_number_of_store_reads() {
     let expected = StoreCalls { scan: 1, get_many: u32::from(!items.is_empty()), ..StoreCalls::default() };
     assert_eq!(calls, expected, "import updates");
 }
+
+/// What a follower reads from its upstream besides the stream: the export state and a
+/// request of blobs cost a fixed number of store reads, whatever the size of the history
+/// (the state's depends on the number of migrations only).
+#[test]
+fn the_export_endpoints_cost_a_bounded_number_of_store_reads() {
+    for updates in [1100, 3000] {
+        let (node, _) = ingested(updates);
+        let post = |path: &str, body: serde_json::Value| {
+            let (response, calls) = node
+                .instance()
+                .expect("an instance")
+                .handle_counted(&request("POST", path, Some(body.to_string().into_bytes())))
+                .expect("handled");
+            assert_eq!(response.status, 200, "{path}: {}", String::from_utf8_lossy(&response.body));
+            (serde_json::from_slice::<serde_json::Value>(&response.body).expect("JSON"), calls)
+        };
+        let (state, calls) = post("/v0/admin/export/state", serde_json::json!({}));
+        let migrations_with_imports = state["import_updates"].as_array().expect("import_updates").len() as u32;
+        assert!(migrations_with_imports >= 1, "the demo has a hard migration: {state}");
+        // The stream's end, two scans per migration with import updates and one that
+        // finds none, the backfill records, the hosting page; one get of the plan.
+        let scans = 1 + 2 * migrations_with_imports + 1 + 1 + 1;
+        assert_eq!(calls, StoreCalls { scan: scans, get: 1, ..StoreCalls::default() }, "{updates} updates");
+        let ids: Vec<String> = (0..1000).map(|n| format!("00contract-{n}")).collect();
+        let (_, calls) = post("/v0/admin/export/blobs", serde_json::json!({ "contract_ids": ids }));
+        assert_eq!(calls, StoreCalls { get_many: 1, ..StoreCalls::default() }, "{updates} updates");
+    }
+}
