@@ -29,7 +29,11 @@
 //! transaction, which also checks that the generation is still the one the bodies were
 //! put under (a reset in between rolls it back). So D1 never holds an update whose
 //! body R2 lacks; an interrupted batch leaves at most objects that nothing serves, and
-//! running it again puts the same bytes under the same names. The only deletion of
+//! running it again puts the same bytes under the same names. (One case this order
+//! does not cover: two ingests at once carrying *different* content for one new update
+//! id. D1 takes one of them, and R2 may be left with the other's body under that id.
+//! History comes from one upstream, where an update id names one content; the admin
+//! must not feed two conflicting histories at once.) The only deletion of
 //! bodies the core makes is the reset's, of every key: it replaces the generation,
 //! which makes every object of the old one unreachable. A batch that would delete some
 //! bodies but not all is refused.

@@ -21,16 +21,14 @@
 //! are chunked the same way and sent as one batch, so every port call is one round
 //! trip (plus one after a failed precondition).
 //!
-//! ## Keys stored by hash
+//! ## Shorter keys
 //!
-//! Keys of the tables `C` (contracts) and `H` (update hashes) are read and written one
-//! at a time and never scanned, and one of each is held per contract and per update:
-//! most of what D1 holds once bodies are in R2. Their ids are long (an update id 68
-//! characters, a contract id 104), so D1 stores such a key as its tag and the first
-//! [`HASHED_KEY_BYTES`] bytes of the BLAKE3 hash of the rest ([`stored_key`]): 17 bytes
-//! instead of 71 or 107. Every operation on one key maps it; a scan or range delete
-//! that would reach into part of `C` or `H` is refused, as it could not give the keys
-//! back (the reset's delete of everything is fine).
+//! D1 stores some of the core's keys shorter than the core writes them, where the
+//! core's use of their table allows ([`layout`]): keys of `C` and `H` by hash, and the
+//! leading id of keys of `J` and `R`; and a contract's tombstone as the empty value.
+//! Every key of an operation is mapped with
+//! [`stored_key`], every range with [`layout::map_range`], and a scan gives back the
+//! keys as the core wrote them.
 //!
 //! A put-if-absent is a plain `INSERT`: a present key violates the primary key and D1
 //! rolls the whole batch back, reporting only that it failed. The adapter then reads
@@ -41,11 +39,15 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use js_sys::Uint8Array;
-use ledger_node_core::keys;
-use ledger_node_core::store::{self, Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError, prefix_end};
+use ledger_node_core::store::{self, Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result};
+
+mod layout;
+
+pub use layout::stored_key;
+use layout::{StoredRange, map_range, stored_value, value_back};
 
 /// D1 refuses statements with more bound parameters than this.
 pub const MAX_BOUND_PARAMETERS: usize = 100;
@@ -53,50 +55,6 @@ pub const MAX_BOUND_PARAMETERS: usize = 100;
 /// Rows stop joining a multi-row statement once their bound bytes reach this (D1's
 /// largest row; a single larger row still goes alone, and D1 judges it).
 const MAX_STATEMENT_BYTES: usize = 1_000_000;
-
-/// How many bytes of a BLAKE3 hash stand for the rest of a key of `C` or `H`.
-pub const HASHED_KEY_BYTES: usize = 16;
-
-/// The tables whose keys D1 stores by hash.
-const HASHED_TABLES: [u8; 2] = [keys::CONTRACT, keys::UPDATE_HASH];
-
-/// `key` as D1 stores it: for a key of `C` or `H`, its tag and the first
-/// [`HASHED_KEY_BYTES`] of the BLAKE3 hash of the rest; any other key as it is.
-pub fn stored_key(key: &[u8]) -> Cow<'_, [u8]> {
-    match key.split_first() {
-        Some((tag, rest)) if HASHED_TABLES.contains(tag) => {
-            let mut stored = Vec::with_capacity(1 + HASHED_KEY_BYTES);
-            stored.push(*tag);
-            stored.extend(blake3::hash(rest).as_bytes().iter().take(HASHED_KEY_BYTES));
-            Cow::Owned(stored)
-        }
-        _ => Cow::Borrowed(key),
-    }
-}
-
-/// Refuses a range of keys (`start..end`) that reaches into a table stored by hash
-/// without covering all of it.
-fn check_range(start: &[u8], end: Option<&[u8]>) -> Result<(), StoreError> {
-    for tag in HASHED_TABLES {
-        let table_start = [tag];
-        let table_end = prefix_end(&table_start);
-        let reaches = table_end.as_deref().is_none_or(|table_end| start < table_end)
-            && end.is_none_or(|end| end > table_start.as_slice());
-        let covers = start <= table_start.as_slice()
-            && match (end, &table_end) {
-                (None, _) => true,
-                (Some(end), Some(table_end)) => end >= table_end.as_slice(),
-                (Some(_), None) => false,
-            };
-        if reaches && !covers {
-            return Err(StoreError::new(format!(
-                "D1 stores the keys of table {} by hash: a range can cover all of it or none",
-                char::from(tag)
-            )));
-        }
-    }
-    Ok(())
-}
 
 /// The node's key-value store in a D1 database.
 #[derive(Debug)]
@@ -137,6 +95,7 @@ impl D1Store {
                 result.results().map_err(|e| StoreError::new(format!("D1 read: unexpected rows: {e}")))?;
             for row in rows {
                 let (key, value) = row.decode()?;
+                let value = value_back(&key, value);
                 found.insert(key, value);
             }
         }
@@ -213,8 +172,11 @@ impl Store for D1Store {
         if scan.limit == 0 {
             return Ok(Vec::new());
         }
-        check_range(&scan.start, scan.end.as_deref())?;
-        let (filter, params) = range_filter(&scan.start, scan.end.as_deref());
+        let range = map_range(&scan.start, scan.end.as_deref(), true)?;
+        let (filter, params) = match &range {
+            StoredRange::AsIs => range_filter(&scan.start, scan.end.as_deref()),
+            StoredRange::Within { start, end, .. } => range_filter(start, Some(end)),
+        };
         let order = if scan.reverse { "DESC" } else { "ASC" };
         let sql = format!("SELECT hex(k) AS k, hex(v) AS v FROM kv{filter} ORDER BY k {order} LIMIT {}", scan.limit);
         let rows: Vec<Row> = statement(&self.db, &sql, &params)?
@@ -222,7 +184,9 @@ impl Store for D1Store {
             .await
             .and_then(|result| result.results())
             .map_err(|e| StoreError::new(format!("D1 scan: {e}")))?;
-        rows.into_iter().map(Row::decode).collect()
+        rows.into_iter()
+            .map(|row| row.decode().map(|(key, value)| (range.key_back(key.clone()), value_back(&key, value))))
+            .collect()
     }
 
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
@@ -271,14 +235,23 @@ fn plan(batch: &WriteBatch) -> Result<Vec<Planned<'_>>, StoreError> {
     let mut pending = Pending::default();
     for op in &batch.ops {
         let (kind, params): (Kind, Vec<Cow<'_, [u8]>>) = match op {
-            Op::Put { key, value } => (Kind::Replace, vec![stored_key(key), Cow::Borrowed(value)]),
-            Op::PutIfAbsent { key, value } => (Kind::Insert, vec![stored_key(key), Cow::Borrowed(value)]),
+            Op::Put { key, value } => (Kind::Replace, vec![stored_key(key), Cow::Borrowed(stored_value(key, value))]),
+            Op::PutIfAbsent { key, value } => {
+                (Kind::Insert, vec![stored_key(key), Cow::Borrowed(stored_value(key, value))])
+            }
             Op::Delete { key } => (Kind::Delete, vec![stored_key(key)]),
             Op::DeleteRange { start, end } => {
-                check_range(start, end.as_deref())?;
                 planned.extend(pending.take());
-                let (filter, params) = range_filter(start, end.as_deref());
-                let params = params.into_iter().map(Cow::Borrowed).collect();
+                let (filter, params) = match map_range(start, end.as_deref(), false)? {
+                    StoredRange::AsIs => {
+                        let (filter, params) = range_filter(start, end.as_deref());
+                        (filter, params.into_iter().map(Cow::Borrowed).collect())
+                    }
+                    StoredRange::Within { start, end, .. } => {
+                        let (filter, params) = range_filter(&start, Some(&end));
+                        (filter, params.into_iter().map(|p| Cow::Owned(p.to_vec())).collect())
+                    }
+                };
                 planned.push(Planned { sql: format!("DELETE FROM kv{filter}"), params });
                 continue;
             }
@@ -461,23 +434,8 @@ mod tests {
     }
 
     #[test]
-    fn contract_and_update_hash_keys_are_stored_by_hash() {
-        let contract = keys::Key::new(keys::CONTRACT).str(&"00ab".repeat(26)).into_bytes();
-        let held = keys::Key::new(keys::UPDATE_HASH).str(&"1220".repeat(17)).into_bytes();
-        for key in [&contract, &held] {
-            let stored = stored_key(key);
-            assert_eq!(stored.len(), 1 + HASHED_KEY_BYTES);
-            assert_eq!(stored.first(), key.first(), "the tag stays");
-            assert_eq!(stored, stored_key(key), "the same key, the same stored key");
-        }
-        assert_ne!(stored_key(&contract).get(1..), stored_key(&held).get(1..));
-        let stream = keys::Key::new(keys::STREAM).i64(0).str("u").into_bytes();
-        assert_eq!(stored_key(&stream), Cow::Borrowed(stream.as_slice()), "other tables as they are");
-    }
-
-    #[test]
-    fn writes_store_keys_by_hash_and_ranges_into_hashed_tables_are_refused() {
-        let contract = keys::Key::new(keys::CONTRACT).str("c").into_bytes();
+    fn writes_store_keys_shorter_and_ranges_into_part_of_a_hashed_table_are_refused() {
+        let contract = ledger_node_core::keys::Key::new(ledger_node_core::keys::CONTRACT).str("c").into_bytes();
         let mut batch = WriteBatch::new();
         batch.put(contract.clone(), b"{}".to_vec()).delete(contract.clone());
         let params: Vec<Vec<u8>> =
@@ -485,14 +443,6 @@ mod tests {
         let stored = stored_key(&contract).to_vec();
         assert_eq!(params, vec![stored.clone(), b"{}".to_vec(), stored]);
 
-        // The reset, and ranges beside the hashed tables.
-        assert_eq!(check_range(b"", None), Ok(()));
-        assert_eq!(check_range(b"B", Some(b"D")), Ok(()));
-        assert_eq!(check_range(b"K", Some(b"L")), Ok(()));
-        assert_eq!(check_range(&[0xff, b's'], Some(&[0xff, b't'])), Ok(()));
-        // Part of C or H.
-        assert!(check_range(b"C", Some(b"C\x01")).is_err());
-        assert!(check_range(b"Ha", None).is_err());
         let mut partial = WriteBatch::new();
         partial.delete_range(b"Hz".to_vec(), Some(b"J".to_vec()));
         assert!(plan(&partial).is_err());

@@ -230,9 +230,13 @@ pub async fn archive<S: Store>(
     Ok(bytes.filter(|_| created))
 }
 
+/// The record of an archived contract, as stored: a [`ContractRecord`] archived,
+/// without creation or template id.
+pub const TOMBSTONE: &[u8] = br#"{"archived":true}"#;
+
 /// The record of an archived contract.
 fn tombstone() -> Vec<u8> {
-    encode(&Stored { template_id: "".into(), created: None, archived: true })
+    TOMBSTONE.to_vec()
 }
 
 /// Where a contract is now.
@@ -332,7 +336,9 @@ mod tests {
         assert_eq!(archived.created, None, "a tombstone keeps no creation");
         assert_eq!(archived.template_id, "", "nor a template");
         let tombstone = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
-        assert_eq!(tombstone.as_deref(), Some(br#"{"archived":true}"#.as_slice()), "the issue 23 tombstone");
+        assert_eq!(tombstone.as_deref(), Some(TOMBSTONE), "the issue 23 tombstone");
+        let written: Stored<'_> = Written { template_id: "".into(), created: None, archived: true };
+        assert_eq!(encode(&written), TOMBSTONE, "the tombstone is a record as ingest writes one");
         assert_eq!(block_on(store.get(&index_key)).expect("readable"), None, "no longer indexed as active");
     }
 
