@@ -5,6 +5,7 @@
 //! polled, so a loop around `poll` with a no-op waker is a complete executor for them.
 
 use core::future::Future;
+use core::future::poll_fn;
 use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
@@ -19,4 +20,31 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         }
         core::hint::spin_loop();
     }
+}
+
+/// Runs `a` and `b` at once, to the end of both: each makes progress while the other
+/// waits (on a host whose store or network is asynchronous).
+pub async fn join<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    let (mut first, mut second) = (None, None);
+    poll_fn(|cx| {
+        if first.is_none()
+            && let Poll::Ready(output) = a.as_mut().poll(cx)
+        {
+            first = Some(output);
+        }
+        if second.is_none()
+            && let Poll::Ready(output) = b.as_mut().poll(cx)
+        {
+            second = Some(output);
+        }
+        match (first.take(), second.take()) {
+            (Some(a), Some(b)) => Poll::Ready((a, b)),
+            (a, b) => {
+                (first, second) = (a, b);
+                Poll::Pending
+            }
+        }
+    })
+    .await
 }

@@ -45,6 +45,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+use crate::exec::join;
 use crate::export::{self, Blobs, Hosting, HostingKey, Position, State};
 use crate::http::{Body, Method, Request, Response};
 use crate::ingest::Summary;
@@ -75,11 +76,17 @@ pub struct Limits {
     /// Most pages of updates (stream and import pages) one call applies; the call then
     /// returns with [`Report::caught_up`] false and the next call goes on.
     pub max_pages: u32,
+    /// Whether two stream pages may be in ingest at once. Only for a local link that
+    /// applies concurrent ingest requests in the order they were sent (the order their
+    /// futures are first polled) and refuses every one after one that failed, as the
+    /// native host's turns do: otherwise a later page could land without an earlier one,
+    /// and the position, which is the data, would pass over the gap.
+    pub pipelined: bool,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { page_size: 500, max_pages: u32::MAX }
+        Limits { page_size: 500, max_pages: u32::MAX, pipelined: false }
     }
 }
 
@@ -150,6 +157,22 @@ struct Follower<'a, U, L> {
     imported: BTreeMap<i64, String>,
 }
 
+/// An update of a page, and its text as the upstream sent it.
+struct Item {
+    update: Update,
+    text: alloc::boxed::Box<RawValue>,
+}
+
+/// A page of the stream, ready for ingest.
+struct Prepared {
+    /// The migration all its updates belong to.
+    migration_id: i64,
+    /// The position of its last update.
+    position: Position,
+    /// Its ingest batch.
+    batch: Vec<u8>,
+}
+
 /// `{"transactions": [...]}`, items left as text.
 #[derive(serde::Deserialize)]
 struct Page {
@@ -173,15 +196,16 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         }
         // The first page starts at the last group held, not after it: ingest finds it
         // unchanged, or refuses an update of it that differs from the one held, and
-        // takes updates the upstream added to it since.
-        let mut after = self.report.position.as_ref().map(Position::at_group);
+        // takes updates the upstream added to it since. While pages are applied here,
+        // the next ones are fetched and prepared; pipelined, two are applied at once.
+        let depth = if self.limits.pipelined { 2 } else { 1 };
+        let after = self.report.position.as_ref().map(Position::at_group);
+        let mut ready = self.prepare_pages(after, depth).await?;
         loop {
+            let Some(migration_id) = ready.first().map(|page| page.migration_id) else { break };
             if self.report.pages >= self.limits.max_pages {
                 return Ok(());
             }
-            let page = self.stream_page(after.as_ref()).await?;
-            let Some(first) = page.first() else { break };
-            let migration_id = first.migration_id();
             if current != Some(migration_id) {
                 if let Some((_, last)) = upstream_imports.iter().find(|(m, _)| *m == migration_id)
                     && (!self.imports(migration_id, last).await? || self.report.pages >= self.limits.max_pages)
@@ -190,17 +214,46 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 }
                 current = Some(migration_id);
             }
-            let page: Vec<Update> = page.into_iter().take_while(|u| u.migration_id() == migration_id).collect();
-            let position = page
-                .last()
-                .map(|u| Position { after_migration_id: migration_id, after_record_time: u.record_time().to_string() });
-            self.apply(page, "POST /v2/updates").await?;
-            // A page that only checked the last group held is not progress.
-            if position != self.report.position {
-                self.report.pages += 1;
+            // The pages to apply now: of this migration, within the budget. A page that
+            // only checked the last group held is not progress.
+            let mut now = Vec::new();
+            let mut pages = self.report.pages;
+            let mut position = self.report.position.clone();
+            while let Some(page) = ready.first() {
+                let progress = position.as_ref() != Some(&page.position);
+                if page.migration_id != migration_id
+                    || (!now.is_empty() && pages + u32::from(progress) > self.limits.max_pages)
+                {
+                    break;
+                }
+                pages += u32::from(progress);
+                position = Some(page.position.clone());
+                now.push(ready.remove(0));
             }
-            self.report.position.clone_from(&position);
-            after = position;
+            // Prefetch goes on after the pages already prepared.
+            let last = ready.last().map(|page| page.position.clone()).or_else(|| position.clone());
+            let wanted = depth.saturating_sub(ready.len());
+            let more = pages < self.limits.max_pages && wanted > 0;
+            let batches: Vec<Vec<u8>> = now.iter_mut().map(|page| core::mem::take(&mut page.batch)).collect();
+            let applying = self.ingest_pages(batches);
+            let (applied, prepared) = if more {
+                let (applied, prepared) = join(applying, self.prepare_pages(last, wanted)).await;
+                (applied, Some(prepared))
+            } else {
+                (applying.await, None)
+            };
+            for (page, applied) in now.iter().zip(applied) {
+                self.report.summary.add(&applied?);
+                if self.report.position.as_ref() != Some(&page.position) {
+                    self.report.pages += 1;
+                }
+                self.report.position = Some(page.position.clone());
+            }
+            match prepared {
+                Some(prepared) => ready.extend(prepared?),
+                None if ready.is_empty() => return Ok(()),
+                None => {}
+            }
         }
         for (migration_id, last) in &upstream_imports {
             if !self.imports(*migration_id, last).await? {
@@ -230,24 +283,26 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             });
             const PATH: &str = "/v0/backfilling/import-updates";
             let page = self.page(PATH, &body).await?;
-            let Some(end) = page.last().map(|u| u.id().to_owned()) else {
+            let Some(end) = page.last().map(|item| item.update.id().to_owned()) else {
                 // The upstream's list ended before the last id its state named: it was
                 // reset in between. The next call starts again from its new state.
                 return Ok(true);
             };
-            if page.iter().any(|u| !u.is_import() || u.migration_id() != migration_id) {
+            if page.iter().any(|item| !item.update.is_import() || item.update.migration_id() != migration_id) {
                 return Err(FollowError(format!(
                     "the upstream answered POST {PATH} for migration {migration_id} with an update that is not one of its import updates"
                 )));
             }
-            self.apply(page, PATH).await?;
+            let batch = self.with_blobs(page).await?;
+            let applied = self.ingest(batch, "a page of the upstream's POST /v0/backfilling/import-updates").await?;
+            self.report.summary.add(&applied);
             self.report.pages += 1;
             self.imported.insert(migration_id, end);
         }
     }
 
     /// The page of the upstream's stream after `after`.
-    async fn stream_page(&mut self, after: Option<&Position>) -> Result<Vec<Update>, FollowError> {
+    async fn stream_page(&self, after: Option<&Position>) -> Result<Vec<Item>, FollowError> {
         let mut body = serde_json::json!({
             "page_size": self.limits.page_size,
             "daml_value_encoding": "protobuf_json",
@@ -256,7 +311,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             body["after"] = serde_json::json!(after);
         }
         let page = self.page("/v2/updates", &body).await?;
-        if let (Some(after), Some(first)) = (after, page.first()) {
+        if let (Some(after), Some(Item { update: first, .. })) = (after, page.first()) {
             let time = first.record_time().to_string();
             if (first.migration_id(), time.as_str()) <= (after.after_migration_id, after.after_record_time.as_str())
                 || first.is_import()
@@ -275,29 +330,84 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
     }
 
     /// A page of updates from the upstream's `path`, parsed.
-    async fn page(&mut self, path: &str, body: &serde_json::Value) -> Result<Vec<Update>, FollowError> {
+    async fn page(&self, path: &str, body: &serde_json::Value) -> Result<Vec<Item>, FollowError> {
         let page: Page = self.call(Side::Upstream, path, to_vec(body)).await?;
+        let mut line = Vec::new();
         page.transactions
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(index, item)| {
+            .map(|(index, text)| {
                 let malformed = |problem: String| {
                     FollowError(format!(
                         "the upstream's POST {path} answered a malformed page: item {index}: {problem}"
                     ))
                 };
-                let json = Json::parse(item.get().as_bytes()).map_err(|e| malformed(e.to_string()))?;
-                Update::parse(&json).map_err(|e| malformed(e.to_string()))
+                // Items are ingest records but for their blobs: the fast reader takes
+                // them, and the strict parser names what is wrong with one it declines.
+                line.clear();
+                line.extend_from_slice(b"{\"update\":");
+                line.extend_from_slice(text.get().as_bytes());
+                line.push(b'}');
+                let update = match crate::update::fast::update_line(&line) {
+                    Some(update) => update,
+                    None => {
+                        let json = Json::parse(text.get().as_bytes()).map_err(|e| malformed(e.to_string()))?;
+                        Update::parse(&json).map_err(|e| malformed(e.to_string()))?
+                    }
+                };
+                Ok(Item { update, text })
             })
             .collect()
     }
 
-    /// Fills in the blobs the upstream holds for `updates`' created events and applies
-    /// them here as one ingest batch.
-    async fn apply(&mut self, mut updates: Vec<Update>, path: &str) -> Result<(), FollowError> {
-        let ids: Vec<String> = updates
+    /// Up to `count` consecutive stream pages after `after`, prepared; fewer at the
+    /// end of the stream.
+    async fn prepare_pages(&self, mut after: Option<Position>, count: usize) -> Result<Vec<Prepared>, FollowError> {
+        let mut pages = Vec::with_capacity(count);
+        while pages.len() < count {
+            let Some(page) = self.prepare(after.as_ref()).await? else { break };
+            after = Some(page.position.clone());
+            pages.push(page);
+        }
+        Ok(pages)
+    }
+
+    /// Applies the batches of one or two stream pages here, at once when there are two
+    /// (the first sent first), and says what each did.
+    async fn ingest_pages(&self, mut batches: Vec<Vec<u8>>) -> Vec<Result<Summary, FollowError>> {
+        const WHAT: &str = "a page of the upstream's POST /v2/updates";
+        match (batches.pop(), batches.pop()) {
+            (Some(second), Some(first)) => {
+                let (first, second) = join(self.ingest(first, WHAT), self.ingest(second, WHAT)).await;
+                alloc::vec![first, second]
+            }
+            (Some(only), None) => alloc::vec![self.ingest(only, WHAT).await],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The upstream's stream page after `after`, cut where its migration id changes,
+    /// prepared for ingest; `None` at the end of the stream.
+    async fn prepare(&self, after: Option<&Position>) -> Result<Option<Prepared>, FollowError> {
+        let page = self.stream_page(after).await?;
+        let Some(migration_id) = page.first().map(|item| item.update.migration_id()) else { return Ok(None) };
+        let page: Vec<Item> = page.into_iter().take_while(|item| item.update.migration_id() == migration_id).collect();
+        let Some(position) = page.last().map(|item| Position {
+            after_migration_id: migration_id,
+            after_record_time: item.update.record_time().to_string(),
+        }) else {
+            return Ok(None);
+        };
+        Ok(Some(Prepared { migration_id, position, batch: self.with_blobs(page).await? }))
+    }
+
+    /// `items` as one ingest batch, with the blobs the upstream holds for their created
+    /// events filled in. An item none of whose events has a blob upstream goes as the
+    /// upstream sent it: it is already an ingest record.
+    async fn with_blobs(&self, mut items: Vec<Item>) -> Result<Vec<u8>, FollowError> {
+        let ids: Vec<String> = items
             .iter_mut()
-            .flat_map(|u| u.created_events_mut())
+            .flat_map(|item| item.update.created_events_mut())
             .filter(|e| e.created_event_blob.is_none())
             .map(|e| e.contract_id.clone())
             .collect();
@@ -315,18 +425,26 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 blobs.insert(blob.contract_id, parsed);
             }
         }
-        let mut batch = String::new();
-        for update in &mut updates {
-            for event in update.created_events_mut() {
-                if event.created_event_blob.is_none() {
-                    event.created_event_blob = blobs.get(&event.contract_id).cloned();
+        let mut batch = String::with_capacity(items.iter().map(|item| item.text.get().len() + 12).sum());
+        for item in &mut items {
+            let mut filled = false;
+            for event in item.update.created_events_mut() {
+                if event.created_event_blob.is_none()
+                    && let Some(blob) = blobs.get(&event.contract_id)
+                {
+                    event.created_event_blob = Some(blob.clone());
+                    filled = true;
                 }
             }
             batch.push_str("{\"update\":");
-            batch.push_str(&update.ingest_text());
+            if filled {
+                batch.push_str(&item.update.ingest_text());
+            } else {
+                batch.push_str(item.text.get());
+            }
             batch.push_str("}\n");
         }
-        self.ingest(batch.into_bytes(), &format!("a page of the upstream's {path}")).await
+        Ok(batch.into_bytes())
     }
 
     /// Copies the backfill, roll-forward and hosting records that differ from this
@@ -365,7 +483,8 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             }
         }
         for chunk in lines.chunks(1000) {
-            self.ingest(chunk.join(&b'\n'), "the upstream's network records").await?;
+            let applied = self.ingest(chunk.join(&b'\n'), "the upstream's network records").await?;
+            self.report.summary.add(&applied);
         }
         Ok(())
     }
@@ -376,8 +495,8 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         self.call(side, "/v0/admin/export/state", body).await
     }
 
-    /// Applies `batch` here, adding what it did to the report.
-    async fn ingest(&mut self, batch: Vec<u8>, what: &str) -> Result<(), FollowError> {
+    /// Applies `batch` here; what it did.
+    async fn ingest(&self, batch: Vec<u8>, what: &str) -> Result<Summary, FollowError> {
         let request = request("/v0/admin/ingest", batch, "application/x-ndjson");
         let response = self.local.send(request).await.map_err(|e| FollowError(format!("this node: {e}")))?;
         if response.status != 200 {
@@ -387,10 +506,8 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 error_text(&response)
             )));
         }
-        let summary: Summary = serde_json::from_slice(&response.body)
-            .map_err(|e| FollowError(format!("this node's ingest answered an unreadable summary: {e}")))?;
-        self.report.summary.add(&summary);
-        Ok(())
+        serde_json::from_slice(&response.body)
+            .map_err(|e| FollowError(format!("this node's ingest answered an unreadable summary: {e}")))
     }
 
     /// POSTs `body` (JSON) to `side`'s `path` and reads a 200's body as `T`.
@@ -689,7 +806,7 @@ mod tests {
     fn a_follower_of_a_follower_and_one_page_at_a_time_end_the_same() {
         let (upstream, first, second) = (upstream(), Node::new(), Node::new());
         block_on(sync(&upstream, &first, &Limits::default())).expect("following");
-        let limits = Limits { page_size: 1, max_pages: 1 };
+        let limits = Limits { page_size: 1, max_pages: 1, ..Limits::default() };
         let mut calls = 0;
         while !block_on(sync(&first, &second, &limits)).expect("following").caught_up {
             calls += 1;
@@ -698,6 +815,21 @@ mod tests {
         // Pages of one: u-a, the group u-b and u-c whole, the imports one by one, u-d.
         assert_eq!(calls, 5);
         assert_same(&upstream, &second);
+    }
+
+    #[test]
+    fn pipelined_pages_in_any_budget_end_the_same() {
+        let upstream = upstream();
+        for (page_size, max_pages) in [(1, 1), (1, 2), (1, 3), (2, 5), (500, u32::MAX)] {
+            let follower = Node::new();
+            let limits = Limits { page_size, max_pages, pipelined: true };
+            let mut calls = 0;
+            while !block_on(sync(&upstream, &follower, &limits)).expect("following").caught_up {
+                calls += 1;
+                assert!(calls < 20, "never caught up with pages of {page_size}, {max_pages} a call");
+            }
+            assert_same(&upstream, &follower);
+        }
     }
 
     #[test]

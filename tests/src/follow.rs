@@ -17,6 +17,8 @@
 //! applied.
 
 use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
@@ -29,6 +31,7 @@ use ledger_node_core::ingest::Summary;
 use ledger_node_core::{Body, Request, Response};
 use tokio::net::TcpStream;
 
+use crate::host::turns::Turns;
 use crate::host::{self, Node};
 
 /// How long one request to the upstream may take, connection included.
@@ -132,16 +135,32 @@ impl Link for Upstream {
     }
 }
 
-/// This node: its component over the store, called with the admin token `token`.
+/// This node: its component over the store, called with an admin token of the
+/// command's own on the blocking pool, so that the next page is fetched while one is
+/// applied. Ingest requests take [`Turns`] in the order they are sent: two pages are
+/// prepared at once on two instances, yet applied in order, and none after one that
+/// failed (what the core's pipelined follower needs).
 #[derive(Debug)]
-pub struct Local<'a> {
-    /// The node.
-    pub node: &'a Node,
-    /// An admin token the node was configured with.
-    pub token: &'a str,
+pub struct Local {
+    node: Arc<Node>,
+    token: String,
+    turns: Arc<Turns>,
+    tickets: AtomicU64,
 }
 
-impl Link for Local<'_> {
+impl Local {
+    /// `node`, configured with the admin token `token`.
+    pub fn new(node: Node, token: String) -> Self {
+        Local { node: Arc::new(node), token, turns: Arc::new(Turns::new()), tickets: AtomicU64::new(0) }
+    }
+
+    /// The node.
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+}
+
+impl Link for Local {
     async fn send(&self, request: Request) -> Result<Response, String> {
         let mut headers = request.headers;
         headers.push(("authorization".into(), format!("Bearer {}", self.token)));
@@ -149,6 +168,7 @@ impl Link for Local<'_> {
             Body::Complete(bytes) => Some(bytes),
             Body::TooLarge => None,
         };
+        let ingest = request.path == "/v0/admin/ingest";
         let request = host::Request {
             method: request.method.as_str().to_owned(),
             path: request.path,
@@ -156,7 +176,23 @@ impl Link for Local<'_> {
             headers,
             body,
         };
-        let answer = self.node.handle(&request).map_err(|e| format!("{e:#}"))?;
+        let node = Arc::clone(&self.node);
+        // The ticket is taken here, when the request is sent, and its call always runs
+        // to its end on the blocking pool, so every ticket's turn comes to an end.
+        let turn = ingest.then(|| (Arc::clone(&self.turns), self.tickets.fetch_add(1, Ordering::SeqCst)));
+        let answer = tokio::task::spawn_blocking(move || match turn {
+            Some((turns, ticket)) => {
+                let mut instance = node.checkout()?;
+                // These turns do not write behind: the write has committed on return.
+                let answer = instance.serve_in_turn(&request, &turns, ticket).map(|(answer, _)| answer);
+                node.checkin(instance);
+                answer
+            }
+            None => node.handle(&request),
+        })
+        .await
+        .map_err(|e| format!("the node's call failed: {e}"))?
+        .map_err(|e| format!("{e:#}"))?;
         Ok(Response { status: answer.status, headers: answer.headers, body: answer.body, log: answer.log })
     }
 }
@@ -182,11 +218,11 @@ pub struct Options {
 /// `once` and caught up.
 pub async fn run(
     upstream: &Upstream,
-    local: &Local<'_>,
+    local: &Local,
     options: &Options,
     progress: &mut dyn Progress,
 ) -> anyhow::Result<Summary> {
-    let limits = Limits { page_size: options.page_size, max_pages: PAGES_PER_ROUND };
+    let limits = Limits { page_size: options.page_size, max_pages: PAGES_PER_ROUND, pipelined: true };
     let mut totals = Summary::default();
     loop {
         let report = follow::sync(upstream, local, &limits).await.context("following stopped")?;

@@ -236,8 +236,8 @@ impl follow::Progress for FollowBar {
 fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> anyhow::Result<()> {
     let token = std::env::var(ledger_node_core::follow::UPSTREAM_TOKEN).ok().filter(|t| !t.is_empty());
     let upstream = follow::Upstream::new(upstream, token)?;
-    let (node, local_token) = operator_node("follow", db)?;
-    let local = follow::Local { node: &node, token: &local_token };
+    let (node, token) = operator_node("follow", db)?;
+    let local = follow::Local::new(node, token);
     let started = std::time::Instant::now();
     let mut bar = FollowBar(indicatif::ProgressBar::new_spinner());
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -250,7 +250,7 @@ fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> an
     bar.0.finish_and_clear();
     // Commits are synced here, as `ingest` does; an interrupted run keeps what it
     // committed, and the next run resumes from it.
-    node.backend().sync().map_err(|e| anyhow::anyhow!("syncing {}: {e}", db.display()))?;
+    local.node().backend().sync().map_err(|e| anyhow::anyhow!("syncing {}: {e}", db.display()))?;
     match outcome? {
         Some(totals) => eprintln!("ledger-node follow: caught up: {}", follow::summary(&totals, started)),
         None => eprintln!("ledger-node follow: interrupted; the next run resumes where this one stopped"),

@@ -48,7 +48,8 @@ pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
     let store = crate::store(env, now).map_err(|e| e.to_string())?;
     let upstream = Upstream { url, token };
     let local = Local { store: &store, config: &config, token: local_token };
-    let limits = Limits { page_size: PAGE_SIZE, max_pages: PAGES_PER_RUN };
+    // Not pipelined: two ingest requests at once could commit out of order in D1.
+    let limits = Limits { page_size: PAGE_SIZE, max_pages: PAGES_PER_RUN, pipelined: false };
     let report = follow::sync(&upstream, &local, &limits).await.map_err(|e| e.to_string());
     if let Some(kv_puts) = store.flush_to_kv() {
         kv_puts.await;

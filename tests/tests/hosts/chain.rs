@@ -338,3 +338,42 @@ pub fn follow_stops_on_upstream_errors_with_a_clear_message() {
     let message = fails(&a.base, "not-the-token");
     assert!(message.contains("401") && message.contains("admin token"), "{message}");
 }
+
+/// A follower whose last group holds an update that differs from the upstream's stops
+/// at it, and applies nothing of the page prepared and sent beside it.
+pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let history_file = dir.path().join("demo.ndjson");
+    let history = demo(&history_file, 1_000);
+    let (a_db, b_db) = (dir.path().join("a.sqlite"), dir.path().join("b.sqlite"));
+    run(&["ingest", "--db", a_db.to_str().expect("UTF-8"), history_file.to_str().expect("UTF-8")], &[]);
+    let a = serve(&a_db);
+    // B holds the history's first 200 updates, the last of them changed.
+    let mut held: Vec<Value> = history.iter().filter(|line| line.get("update").is_some()).take(200).cloned().collect();
+    let changed = held.last_mut().expect("an update");
+    changed["update"]["workflow_id"] = json!("changed-on-b");
+    let changed_id = changed["update"]["update_id"].as_str().expect("an id").to_owned();
+    let next_id = history
+        .iter()
+        .filter_map(|line| line.get("update"))
+        .nth(200)
+        .and_then(|u| u["update_id"].as_str())
+        .expect("a next update")
+        .to_owned();
+    let held_file = dir.path().join("held.ndjson");
+    let lines: Vec<String> = held.iter().map(Value::to_string).collect();
+    std::fs::write(&held_file, lines.join("\n")).expect("writing B's history");
+    run(&["ingest", "--db", b_db.to_str().expect("UTF-8"), held_file.to_str().expect("UTF-8")], &[]);
+
+    let output = ledger_node()
+        .args(["follow", "--once", "--page-size", "50", "--upstream", &a.base, "--db", b_db.to_str().expect("UTF-8")])
+        .env("LEDGER_NODE_UPSTREAM_TOKEN", ADMIN_TOKEN)
+        .output()
+        .expect("running ledger-node follow");
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "following past a conflict succeeded: {message}");
+    assert!(message.contains("409") && message.contains(&changed_id), "{message}");
+    let b = serve(&b_db);
+    let next = b.client.send(&get(&format!("/v2/updates/{next_id}")));
+    assert_eq!(next.status, 404, "the update after the conflict was applied");
+}

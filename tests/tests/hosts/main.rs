@@ -59,6 +59,11 @@ fn a_follower_killed_at_any_moment_resumes_without_gap_or_duplicate() {
 }
 
 #[test]
+fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
+    chain::a_conflict_stops_the_follower_and_nothing_after_it_is_applied();
+}
+
+#[test]
 fn follow_stops_on_upstream_errors_with_a_clear_message() {
     chain::follow_stops_on_upstream_errors_with_a_clear_message();
 }
