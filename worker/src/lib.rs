@@ -26,7 +26,8 @@
 //! The `scheduled` handler (the cron trigger of `wrangler.toml`, every minute) runs the
 //! node's scheduled jobs, [`ledger_node_core::wallet::tick`], over the same store; a
 //! record the jobs could not read is logged and skipped, so one bad record never stops
-//! the jobs of the others, nor any later run.
+//! the jobs of the others, nor any later run. Then, when `LEDGER_NODE_UPSTREAM_URL` is
+//! set, it follows the upstream node for a bounded run (`follow`).
 //!
 //! ## Update bodies: R2, and the cache in front of it
 //!
@@ -65,6 +66,7 @@
 mod cache;
 mod convert;
 mod d1;
+mod follow;
 mod r2;
 
 use ledger_node_core::time::Timestamp;
@@ -103,8 +105,9 @@ async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> 
 }
 
 /// The cron trigger (`[triggers]` in `wrangler.toml`, every minute): runs the node's
-/// scheduled jobs, the same core function as `POST /v0/admin/tick`. A failure is
-/// logged; the next trigger tries again.
+/// scheduled jobs, the same core function as `POST /v0/admin/tick`, then one run of
+/// the follower if an upstream is configured. A failure is logged; the next trigger
+/// tries again.
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleContext) {
     match tick(&env).await {
@@ -118,6 +121,17 @@ async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleConte
         }
         Err(Error::Store(e)) => console_error!("scheduled jobs failed: store: {e}"),
         Err(e) => console_error!("scheduled jobs failed: {e}"),
+    }
+    match follow::run(&env).await {
+        Ok(Some(report)) if report.pages > 0 || report.summary.applied != Default::default() => {
+            let at = report.position.as_ref().map_or_else(String::new, |p| {
+                format!(", now at migration {} {}", p.after_migration_id, p.after_record_time)
+            });
+            let state = if report.caught_up { "caught up" } else { "catching up" };
+            console_log!("following: {state}: applied {} updates{at}", report.summary.applied.update);
+        }
+        Ok(_) => {}
+        Err(e) => console_error!("following stopped: {e}"),
     }
 }
 
