@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 
 use serde::Serialize;
 
+use crate::error::Error;
 use crate::ledger::ContractRecord;
 use crate::time::Timestamp;
 
@@ -33,9 +34,10 @@ pub struct ListedContract {
 
 impl ListedContract {
     /// `record` (of `contract_id`) as a list element; `None` before its creation is
-    /// held. Whether it is still active is the caller's question.
-    pub fn of(contract_id: &str, record: &ContractRecord) -> Option<Self> {
-        let created = record.created.as_ref()?;
+    /// held. Whether it is still active is the caller's question. A rendering that
+    /// fails is an error for the batch, never an empty element in the store.
+    pub fn of(contract_id: &str, record: &ContractRecord) -> Result<Option<Self>, Error> {
+        let Some(created) = record.created.as_ref() else { return Ok(None) };
         let listed = Listed {
             template_id: &record.template_id,
             contract_id,
@@ -43,13 +45,11 @@ impl ListedContract {
             created_event_blob: &created.blob,
             created_at: &created.created_at,
         };
-        Some(ListedContract {
-            // The record's creation time was written from a parsed timestamp.
-            created_at: Timestamp::parse(&created.created_at).ok()?,
-            payload: created.payload.clone(),
-            // A structure of strings and a JSON value always serializes.
-            json: serde_json::to_vec(&listed).unwrap_or_default(),
-        })
+        // The record's creation time was written from a parsed timestamp.
+        let Ok(created_at) = Timestamp::parse(&created.created_at) else { return Ok(None) };
+        let json = serde_json::to_vec(&listed)
+            .map_err(|e| Error::Internal(alloc::format!("rendering contract {contract_id} as a list element: {e}")))?;
+        Ok(Some(ListedContract { created_at, payload: created.payload.clone(), json }))
     }
 
     /// The text at `labels` of the compact payload (record fields by label).
@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn an_active_contract_renders_as_spec_2_6() {
         let record = record("pkg:M:T", serde_json::json!({"sv": "sv1", "n": "3"}), "2024-01-01T00:00:00.000000Z");
-        let listed = ListedContract::of("c1", &record).unwrap();
+        let listed = ListedContract::of("c1", &record).unwrap().unwrap();
         assert_eq!(
             String::from_utf8(listed.json.clone()).unwrap(),
             r#"{"template_id":"pkg:M:T","contract_id":"c1","payload":{"sv":"sv1","n":"3"},"created_event_blob":"","created_at":"2024-01-01T00:00:00.000000Z"}"#
@@ -107,6 +107,6 @@ mod tests {
     fn a_contract_whose_creation_is_not_held_has_no_rendering() {
         let mut record = record("pkg:M:T", serde_json::json!({}), "2024-01-01T00:00:00.000000Z");
         record.created = None;
-        assert_eq!(ListedContract::of("c1", &record), None);
+        assert_eq!(ListedContract::of("c1", &record), Ok(None));
     }
 }

@@ -108,7 +108,7 @@ pub async fn sync_closed_round<S: Store>(
     let Some(record) = super::read_record(stage, contract_id, archived).await? else {
         return Ok(());
     };
-    let Some(listed) = ListedContract::of(contract_id, &record) else {
+    let Some(listed) = ListedContract::of(contract_id, &record)? else {
         return Ok(());
     };
     // Compact JSON renders an int64 as its decimal text.

@@ -39,7 +39,7 @@ pub async fn sync_vote<S: Store>(
     let Some(record) = super::read_record(stage, contract_id, archived).await? else {
         return Ok(());
     };
-    let Some(listed) = ListedContract::of(contract_id, &record) else {
+    let Some(listed) = ListedContract::of(contract_id, &record)? else {
         return Ok(());
     };
     let Some(sv) = listed.payload_text(&["sv"]) else {
