@@ -19,6 +19,8 @@
 use alloc::string::{String, ToString};
 use core::fmt;
 
+use crate::jwks::KeySet;
+
 /// Bearer token for `/v0/admin/*`.
 pub const ADMIN_TOKEN: &str = "LEDGER_NODE_ADMIN_TOKEN";
 /// HS256 secret for wallet tokens (development).
@@ -63,8 +65,8 @@ pub struct Config {
     pub admin_token: Option<String>,
     /// HS256 secret for wallet tokens.
     pub jwt_hs256_secret: Option<String>,
-    /// JWK set (JSON text, checked to be a JSON object with a `keys` array).
-    pub jwt_jwks: Option<String>,
+    /// The JWK set, parsed.
+    pub jwt_jwks: Option<KeySet>,
     /// Required audience of wallet tokens; `None`: not checked.
     pub jwt_audience: Option<String>,
     /// The furthest ahead of now a wallet token's `exp` may be, in hours (at least 1,
@@ -149,18 +151,10 @@ impl Config {
         config.admin_token = secret(ADMIN_TOKEN)?;
         config.jwt_hs256_secret = secret(JWT_HS256_SECRET)?;
         config.jwt_audience = secret(JWT_AUDIENCE)?;
-        config.jwt_jwks = secret(JWT_JWKS)?;
-        if let Some(jwks) = &config.jwt_jwks {
-            let parsed: serde_json::Value = serde_json::from_str(jwks)
-                .map_err(|e| ConfigError { name: JWT_JWKS, problem: alloc::format!("is not valid JSON: {e}") })?;
-            if !parsed.get("keys").is_some_and(serde_json::Value::is_array) {
-                return Err(ConfigError {
-                    name: JWT_JWKS,
-                    problem: "must be a JWK set: an object with a \"keys\" array".into(),
-                });
-            }
-            crate::wallet::jwt::KeySet::parse(jwks).map_err(|problem| ConfigError { name: JWT_JWKS, problem })?;
-        }
+        config.jwt_jwks = match secret(JWT_JWKS)? {
+            Some(text) => Some(KeySet::parse(&text).map_err(|problem| ConfigError { name: JWT_JWKS, problem })?),
+            None => None,
+        };
         if let Some(hours) = lookup(JWT_MAX_TTL_HOURS) {
             config.jwt_max_ttl_hours = match hours.trim().parse::<u32>() {
                 Ok(h) if h >= 1 => h,

@@ -201,8 +201,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         let depth = if self.limits.pipelined { 2 } else { 1 };
         let after = self.report.position.as_ref().map(Position::at_group);
         let mut ready = self.prepare_pages(after, depth).await?;
-        loop {
-            let Some(migration_id) = ready.first().map(|page| page.migration_id) else { break };
+        while let Some(migration_id) = ready.first().map(|page| page.migration_id) {
             if self.report.pages >= self.limits.max_pages {
                 return Ok(());
             }

@@ -95,6 +95,7 @@ pub mod http;
 pub mod ids;
 pub mod ingest;
 pub mod json;
+pub mod jwks;
 pub mod keys;
 pub mod ledger;
 pub mod names;

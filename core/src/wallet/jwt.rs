@@ -34,8 +34,8 @@
 //! secrets or keys). Whether the subject is an onboarded wallet user (403 otherwise) is
 //! the caller's business ([`super`]).
 //!
-//! The JWK set is checked at start-up ([`KeySet::parse`] from [`crate::config`]): a key
-//! of a supported type that cannot be read, a private key and a weak RSA key are
+//! The JWK set is parsed with the configuration, once ([`crate::jwks`]): a key of a
+//! supported type that cannot be read, a private key and a weak RSA key are
 //! configuration errors; keys of types the node does not verify with are skipped.
 
 use alloc::format;
@@ -43,9 +43,8 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use jwt_compact::alg::{Ed25519, Es256, Hs256, Hs256Key, Rsa, RsaPublicKey, StrongKey};
-use jwt_compact::jwk::JsonWebKey;
-use jwt_compact::{Algorithm, AlgorithmExt, Claims, TimeOptions, Token, UntrustedToken, ValidationError};
+use jwt_compact::alg::{Ed25519, Es256, Hs256, Hs256Key, Rsa};
+use jwt_compact::{AlgorithmExt, Claims, TimeOptions, Token, UntrustedToken, ValidationError};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
@@ -53,146 +52,13 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::ids;
 use crate::json::{Json as StrictJson, Number};
+use crate::jwks::{Jwk, PublicKey};
 use crate::time::Timestamp;
 use crate::update::Blob;
-
-type Es256Key = <Es256 as Algorithm>::VerifyingKey;
-type Ed25519Key = <Ed25519 as Algorithm>::VerifyingKey;
 
 /// The verified subject of a wallet token: the ledger API user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject(pub String);
-
-/// A public key of the JWK set, by the family of algorithm it verifies.
-#[derive(Debug, Clone)]
-enum PublicKey {
-    Rsa(RsaPublicKey),
-    Es256(Es256Key),
-    Ed25519(Ed25519Key),
-}
-
-impl PublicKey {
-    /// The one JWS algorithm this key verifies.
-    fn algorithm(&self) -> &'static str {
-        match self {
-            PublicKey::Rsa(_) => "RS256",
-            PublicKey::Es256(_) => "ES256",
-            PublicKey::Ed25519(_) => "EdDSA",
-        }
-    }
-
-    fn describe(&self) -> &'static str {
-        match self {
-            PublicKey::Rsa(_) => "an RSA key",
-            PublicKey::Es256(_) => "a P-256 key",
-            PublicKey::Ed25519(_) => "an Ed25519 key",
-        }
-    }
-}
-
-/// One usable key of the JWK set.
-#[derive(Debug, Clone)]
-struct Jwk {
-    /// `kid`, if the JWK has one.
-    kid: Option<String>,
-    /// `alg`, if the JWK names one.
-    alg: Option<String>,
-    /// Whether `use`/`key_ops` allow verifying signatures.
-    verifies: bool,
-    key: PublicKey,
-}
-
-impl Jwk {
-    fn name(&self, index: usize) -> String {
-        match &self.kid {
-            Some(kid) => format!("key {kid:?}"),
-            None => format!("key #{index}"),
-        }
-    }
-}
-
-/// The public keys of `LEDGER_NODE_JWT_JWKS` that the node verifies with.
-#[derive(Debug, Clone, Default)]
-pub struct KeySet {
-    keys: Vec<Jwk>,
-}
-
-impl KeySet {
-    /// Reads a JWK set (`{"keys": [...]}`). Keys of types the node does not verify with
-    /// (`oct`, other curves) are skipped; a key of a supported type that cannot be read,
-    /// a private key or an RSA key of another size than 2048, 3072 or 4096 bits is an
-    /// error naming the key.
-    pub fn parse(text: &str) -> Result<KeySet, String> {
-        let json: Json = serde_json::from_str(text).map_err(|e| format!("is not valid JSON: {e}"))?;
-        let keys = json
-            .get("keys")
-            .and_then(Json::as_array)
-            .ok_or_else(|| String::from("must be a JWK set: an object with a \"keys\" array"))?;
-        let mut set = KeySet::default();
-        for (index, jwk) in keys.iter().enumerate() {
-            if let Some(key) = Self::parse_key(jwk).map_err(|problem| format!("keys[{index}]: {problem}"))? {
-                set.keys.push(key);
-            }
-        }
-        Ok(set)
-    }
-
-    fn parse_key(json: &Json) -> Result<Option<Jwk>, String> {
-        let object = json.as_object().ok_or("a JWK must be an object")?;
-        let text = |name: &str| -> Result<Option<String>, String> {
-            match object.get(name) {
-                None => Ok(None),
-                Some(Json::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(format!("{name} must be a string")),
-            }
-        };
-        let kid = text("kid")?;
-        let alg = text("alg")?;
-        let kty = text("kty")?.ok_or("missing kty")?;
-        let crv = text("crv")?;
-        let supported = match kty.as_str() {
-            "RSA" => true,
-            "EC" => crv.as_deref() == Some("P-256"),
-            "OKP" => crv.as_deref() == Some("Ed25519"),
-            _ => false,
-        };
-        if !supported {
-            return Ok(None);
-        }
-        if object.contains_key("d") {
-            return Err("holds private key material (d); give the public key only".into());
-        }
-        let key_ops_verify = match object.get("key_ops") {
-            None => true,
-            Some(Json::Array(ops)) => ops.iter().any(|op| op.as_str() == Some("verify")),
-            Some(_) => return Err("key_ops must be an array".into()),
-        };
-        let verifies = text("use")?.is_none_or(|u| u == "sig") && key_ops_verify;
-        let jwk: JsonWebKey<'_> =
-            serde_json::from_value(json.clone()).map_err(|e| format!("unreadable {kty} key: {e}"))?;
-        let key = match kty.as_str() {
-            "RSA" => {
-                let key = RsaPublicKey::try_from(&jwk).map_err(|e| format!("unreadable RSA key: {e}"))?;
-                let strong = StrongKey::try_from(key)
-                    .map_err(|_| String::from("an RSA key must have 2048, 3072 or 4096 bits"))?;
-                PublicKey::Rsa(strong.into_inner())
-            }
-            "EC" => PublicKey::Es256(Es256Key::try_from(&jwk).map_err(|e| format!("unreadable P-256 key: {e}"))?),
-            _ => PublicKey::Ed25519(Ed25519Key::try_from(&jwk).map_err(|e| format!("unreadable Ed25519 key: {e}"))?),
-        };
-        Ok(Some(Jwk { kid, alg, verifies, key }))
-    }
-
-    /// How many keys the node verifies with.
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-}
 
 /// The claims the node reads besides `exp`, `nbf` and `iat`.
 #[derive(Debug, Deserialize)]
@@ -269,14 +135,12 @@ fn verify_with_key_set(
     alg: &str,
     config: &Config,
 ) -> Result<Token<WalletClaims>, Error> {
-    let jwks = config.jwt_jwks.as_deref().ok_or_else(|| {
+    let set = config.jwt_jwks.as_ref().ok_or_else(|| {
         unauthorized(format!("{alg} tokens are not accepted: {} is not set", crate::config::JWT_JWKS))
     })?;
-    // The set was checked at start-up; a set that no longer parses verifies nothing.
-    let set = KeySet::parse(jwks).map_err(|e| Error::Internal(format!("{}: {e}", crate::config::JWT_JWKS)))?;
     let kid = untrusted.header().key_id.as_deref();
     let mut candidates: Vec<(usize, &Jwk)> = Vec::new();
-    for (index, jwk) in set.keys.iter().enumerate() {
+    for (index, jwk) in set.keys().iter().enumerate() {
         if let Some(kid) = kid {
             if jwk.kid.as_deref() != Some(kid) {
                 continue;

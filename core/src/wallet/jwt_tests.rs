@@ -8,6 +8,8 @@ use serde_json::{Value as Json, json};
 
 use super::*;
 use crate::config;
+use jwt_compact::Algorithm;
+use jwt_compact::jwk::JsonWebKey;
 
 const KEYS: &str = include_str!("testdata/keys.json");
 const RSA_PUBLIC_PEM: &str = include_str!("testdata/rsa_public.pem");
@@ -366,7 +368,7 @@ fn without_configured_keys_asymmetric_tokens_are_refused() {
 
 #[test]
 fn the_key_set_refuses_private_weak_and_unreadable_keys() {
-    let parse = |keys: Json| KeySet::parse(&json!({ "keys": keys }).to_string());
+    let parse = |keys: Json| crate::jwks::KeySet::parse(&json!({ "keys": keys }).to_string());
     assert_eq!(
         parse(json!([public("rsa", json!({})), public("ec", json!({})), public("ed", json!({}))])).unwrap().len(),
         3
@@ -384,8 +386,8 @@ fn the_key_set_refuses_private_weak_and_unreadable_keys() {
     let skipped =
         parse(json!([{"kty": "oct", "k": "AAAA"}, {"kty": "EC", "crv": "P-384", "x": "A", "y": "A"}])).unwrap();
     assert!(skipped.is_empty());
-    assert!(KeySet::parse("{}").is_err());
-    assert!(KeySet::parse("nope").is_err());
+    assert!(crate::jwks::KeySet::parse("{}").is_err());
+    assert!(crate::jwks::KeySet::parse("nope").is_err());
 }
 
 #[test]
