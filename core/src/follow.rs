@@ -599,8 +599,9 @@ mod tests {
 
     use super::*;
     use crate::config::Config;
+    use crate::env::Env;
     use crate::exec::block_on;
-    use crate::service::{Env, handle};
+    use crate::service::handle;
     use crate::store::MemoryStore;
     use crate::time::Timestamp;
 

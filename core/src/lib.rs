@@ -85,6 +85,7 @@ extern crate alloc;
 
 pub mod admin;
 pub mod config;
+pub mod env;
 pub mod error;
 pub mod exec;
 pub mod export;
@@ -113,7 +114,8 @@ pub mod version;
 pub mod wallet;
 
 pub use config::Config;
+pub use env::Env;
 pub use error::Error;
 pub use http::{Body, Method, Request, Response};
-pub use service::{Env, body_limit, handle};
+pub use service::{body_limit, handle};
 pub use store::Store;

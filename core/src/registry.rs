@@ -67,13 +67,13 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
+use crate::env::Env;
 use crate::error::Error;
 use crate::http::Response;
 use crate::ids;
 use crate::ledger::contracts::{self, ContractRecord, Creation, Location};
 use crate::names::{ApiNames, TemplateNames};
 use crate::route::TransferChoice;
-use crate::service::Env;
 use crate::store::{Scan, Store};
 use crate::time::Timestamp;
 use crate::update::TemplateId;

@@ -5,7 +5,8 @@
 //! (413), authentication (401, 403), then parses and serves.
 
 use crate::admin;
-use crate::config::{Config, DEFAULT_COIN};
+use crate::config::DEFAULT_COIN;
+use crate::env::Env;
 use crate::error::Error;
 use crate::export;
 use crate::health;
@@ -19,7 +20,6 @@ use crate::registry;
 use crate::route::{Route, RouteError};
 use crate::state;
 use crate::store::Store;
-use crate::time::Timestamp;
 use crate::version;
 use crate::wallet;
 
@@ -27,18 +27,6 @@ use crate::wallet;
 pub const INGEST_BODY_LIMIT: usize = 64 * 1024 * 1024;
 /// Largest request body of every other endpoint: 1 MiB.
 pub const BODY_LIMIT: usize = 1024 * 1024;
-
-/// What the host passes in with every request: the core reads no clock, no random
-/// source and no environment of its own.
-#[derive(Debug, Clone, Copy)]
-pub struct Env<'a> {
-    /// The current time.
-    pub now: Timestamp,
-    /// Fresh random bytes from the host's secure random source.
-    pub entropy: [u8; 32],
-    /// The node's configuration.
-    pub config: &'a Config,
-}
 
 /// The longest body the host should read for `method` and `path`; it passes
 /// [`Body::TooLarge`] for anything longer.
@@ -148,6 +136,7 @@ mod tests {
     use crate::config::{Config, Names};
     use crate::exec::block_on;
     use crate::store::MemoryStore;
+    use crate::time::Timestamp;
 
     /// A node of the network whose coin is `Amulet`.
     fn amulet() -> Config {

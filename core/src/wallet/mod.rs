@@ -82,6 +82,7 @@ use record::{BuyTrafficRecord, State, Status, contract_index_key, record_key};
 use request::BuyTrafficBody;
 
 use crate::admin;
+use crate::env::Env;
 use crate::error::Error;
 use crate::http::{self, Request, Response};
 use crate::ids;
@@ -89,7 +90,6 @@ use crate::keys::{self, Key};
 use crate::ledger::contracts::{self, ContractRecord, Creation};
 use crate::names::TemplateNames;
 use crate::network;
-use crate::service::Env;
 use crate::store::{Entry, Scan, Store, WriteBatch, WriteError, key_after};
 use crate::time::Timestamp;
 

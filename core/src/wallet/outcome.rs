@@ -33,10 +33,10 @@ use serde::Serialize;
 
 use super::record::{BuyTrafficRecord, State, Status, contract_index_key, created_before};
 use crate::admin;
+use crate::env::Env;
 use crate::error::Error;
 use crate::ingest;
 use crate::ledger::stage::Stage;
-use crate::service::Env;
 use crate::store::{Scan, Store, WriteError, key_after};
 use crate::update::{Event, Update};
 use crate::value::{Encoding, Value};

@@ -9,9 +9,10 @@ use jwt_compact::{AlgorithmExt, Claims, Header};
 use serde_json::{Value as Json, json};
 
 use crate::config::{self, Config};
+use crate::env::Env;
 use crate::exec::block_on;
 use crate::http::{Body, Method, Request, Response};
-use crate::service::{Env, handle};
+use crate::service::handle;
 use crate::store::{Entry, MemoryStore, Scan, Store, StoreError, WriteBatch, WriteError};
 use crate::time::Timestamp;
 
