@@ -11,16 +11,15 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-use crate::admin;
+use crate::commit;
 use crate::config::Config;
 use crate::error::Error;
 use crate::json::Json;
-use crate::keys::{self, Key};
 use crate::ledger::{self, Outcome, StoredUpdate, stage::Stage};
 use crate::names::TemplateNames;
 use crate::network::{self, Backfill, RollForwardLsu, Topology, WalletUser};
 use crate::state;
-use crate::store::{Scan, Store, WriteError};
+use crate::store::Store;
 use crate::update::Update;
 
 /// The kinds of ingest record.
@@ -123,9 +122,6 @@ fn parse_line(number: usize, raw: &[u8]) -> Result<Line<'_>, Error> {
     Ok(Line { number, kind, payload })
 }
 
-/// How often a batch is retried when another batch committed while it was prepared.
-const ATTEMPTS: usize = 5;
-
 /// One parsed record of a batch.
 #[derive(Debug)]
 enum Record {
@@ -187,9 +183,8 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
     let names = TemplateNames::new(&config.names);
     let mut records = parse_records(body)?;
     let reads = keys_read(&records, &names);
-    for _ in 0..ATTEMPTS {
+    let applied = commit::guarded(store, async || {
         let mut stage = Stage::new(store);
-        let generation = current_generation(store).await?;
         stage.prefetch(reads.iter().cloned()).await?;
         let held = ledger::held_keys_read(
             &stage,
@@ -237,23 +232,14 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
                 }
             }
         }
-        if stage.is_empty() {
-            return Ok(summary);
-        }
-        let next = generation_key(generation.saturating_add(1));
-        if generation > 0 {
-            stage.first().delete(generation_key(generation));
-        }
-        stage.first().put_if_absent(next.clone(), Vec::new());
-        match store.write(&stage.into_batch()).await {
-            Ok(()) => return Ok(summary),
-            Err(WriteError::PreconditionFailed { key }) if key == next => continue,
-            Err(e) => return Err(admin::write_failed(e)),
-        }
-    }
-    Err(Error::Conflict(
-        "other ingest batches kept committing while this one was prepared; nothing was applied; retry".into(),
-    ))
+        Ok((stage, summary))
+    })
+    .await?;
+    applied.ok_or_else(|| {
+        Error::Conflict(
+            "other ingest batches kept committing while this one was prepared; nothing was applied; retry".into(),
+        )
+    })
 }
 
 /// Every store key that applying the batch's updates reads, sorted and without
@@ -274,16 +260,6 @@ fn keys_read(records: &[(usize, Record)], names: &TemplateNames) -> Vec<Vec<u8>>
     keys.sort_unstable();
     keys.dedup();
     keys
-}
-
-pub(crate) fn generation_key(generation: i64) -> Vec<u8> {
-    Key::new(keys::GENERATION).i64(generation).into_bytes()
-}
-
-/// The number of ingest batches committed so far.
-pub(crate) async fn current_generation<S: Store>(store: &S) -> Result<i64, Error> {
-    let latest = store.scan(&Scan::prefix(&[keys::GENERATION], 1).reversed()).await?;
-    Ok(latest.first().and_then(|(key, _)| keys::decode_i64(key, 1)).unwrap_or(0))
 }
 
 #[cfg(test)]

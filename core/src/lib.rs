@@ -84,6 +84,7 @@
 extern crate alloc;
 
 pub mod admin;
+pub mod commit;
 pub mod config;
 pub mod env;
 pub mod error;

@@ -32,12 +32,11 @@ use alloc::vec::Vec;
 use serde::Serialize;
 
 use super::record::{BuyTrafficRecord, State, Status, contract_index_key, created_before};
-use crate::admin;
+use crate::commit;
 use crate::env::Env;
 use crate::error::Error;
-use crate::ingest;
 use crate::ledger::stage::Stage;
-use crate::store::{Scan, Store, WriteError, key_after};
+use crate::store::{Scan, Store, key_after};
 use crate::update::{Event, Update};
 use crate::value::{Encoding, Value};
 
@@ -52,8 +51,6 @@ pub const EXPIRE: &str = "BuyTrafficRequest_Expire";
 pub const TICK_PAGE: u32 = 64;
 /// Pages per tick, so at most 4096 entries; what is left is expired at the next tick.
 pub const TICK_ROUNDS: usize = 64;
-/// Attempts per batch when ingests keep committing in between.
-const ATTEMPTS: usize = 5;
 
 fn is_outcome_choice(choice: &str) -> bool {
     matches!(choice, COMPLETE | CANCEL | EXPIRE)
@@ -168,8 +165,7 @@ struct Page {
 
 /// Expires the due requests of one page, the entries `scan` finds.
 async fn expire_page<S: Store>(store: &S, scan: &Scan) -> Result<Page, Error> {
-    for _ in 0..ATTEMPTS {
-        let generation = ingest::current_generation(store).await?;
+    let expired = commit::guarded(store, async || {
         let due = store.scan(scan).await?;
         let keys: Vec<&[u8]> = due.iter().map(|(_, record_key)| record_key.as_slice()).collect();
         let records = if keys.is_empty() { Vec::new() } else { store.get_many(&keys).await? };
@@ -191,22 +187,13 @@ async fn expire_page<S: Store>(store: &S, scan: &Scan) -> Result<Page, Error> {
                 page.expired += 1;
             }
         }
-        if stage.is_empty() {
-            return Ok(page);
-        }
-        let next = ingest::generation_key(generation.saturating_add(1));
-        if generation > 0 {
-            stage.first().delete(ingest::generation_key(generation));
-        }
-        stage.first().put_if_absent(next.clone(), Vec::new());
-        match store.write(&stage.into_batch()).await {
-            Ok(()) => return Ok(page),
-            Err(WriteError::PreconditionFailed { key }) if key == next => continue,
-            Err(e) => return Err(admin::write_failed(e)),
-        }
-    }
-    Err(Error::Conflict(
-        "ingest batches kept committing while the tick ran; it stopped (requests it expired before stay expired); retry"
-            .into(),
-    ))
+        Ok((stage, page))
+    })
+    .await?;
+    expired.ok_or_else(|| {
+        Error::Conflict(
+            "ingest batches kept committing while the tick ran; it stopped (requests it expired before stay expired); retry"
+                .into(),
+        )
+    })
 }
