@@ -105,13 +105,17 @@ pub fn keys_read(update: &Update) -> Vec<Vec<u8>> {
     ]
 }
 
+/// How a migration's record time range changed: before (none: the migration had no
+/// data) and after.
+pub type RangeChange = (Option<Range>, Range);
+
 /// Counts `update` (new to the node) in its migration, and indexes it for the history
-/// stream ([`crate::history`]).
-pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -> Result<(), Error> {
+/// stream ([`crate::history`]); says how the migration's range changed, if it did.
+pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -> Result<Option<RangeChange>, Error> {
     let migration_id = update.migration_id();
     if update.is_import() {
         stage.put(import_key(migration_id, update.id()), update.id().as_bytes().to_vec());
-        return Ok(());
+        return Ok(None);
     }
     stage.put(crate::history::stream_key(update), Vec::new());
     stage.put(crate::history::synchronizer_key(update), Vec::new());
@@ -131,11 +135,11 @@ pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -
         None => None,
     };
     let after = before.map_or(Range::at(at), |r| r.including(at));
-    if before != Some(after) {
-        stage.put(key, after.to_bytes().to_vec());
-        super::snapshots::note_range(stage, migration_id, before, after);
+    if before == Some(after) {
+        return Ok(None);
     }
-    Ok(())
+    stage.put(key, after.to_bytes().to_vec());
+    Ok(Some((before, after)))
 }
 
 /// The response of `POST /v0/backfilling/migration-info` (spec 2.7).

@@ -50,7 +50,9 @@ pub async fn apply_update<S: Store>(
     names: &TemplateNames,
     archived: &Archived<'_>,
 ) -> Result<(), Error> {
-    migrations::apply_update(stage, update).await?;
+    if let Some((before, after)) = migrations::apply_update(stage, update).await? {
+        snapshots::note_range(stage, update.migration_id(), before, after);
+    }
     rounds::note_round_creations(stage, update, names).await?;
     for (contract_id, qualified_name) in crate::ledger::touched_contracts(update) {
         if qualified_name == names.closed_round {
