@@ -34,7 +34,7 @@ pub enum Error {
     /// 429: the same thing is being processed right now.
     TooManyRequests(String),
     /// 500: the request names something the node does not support, such as a party
-    /// hosted on several participants (spec 4.9). Unlike [`Error::Internal`] the message
+    /// hosted on several participants (by the v0 participant-id route). Unlike [`Error::Internal`] the message
     /// is sent: it is about the request, not about a fault the operator must look into,
     /// and the client needs it to understand the answer.
     Unsupported(String),

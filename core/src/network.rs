@@ -43,7 +43,7 @@ pub struct Backfill {
     pub import_updates_complete: bool,
 }
 
-/// The planned roll-forward upgrade (spec 4.10).
+/// The planned roll-forward upgrade (`RollForwardLsu` in the OpenAPI document).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RollForwardLsu {

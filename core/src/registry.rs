@@ -1,4 +1,4 @@
-//! Token registry: the choice contexts of a transfer instruction (spec 4.1, 2.1 to 2.3).
+//! Token registry: the choice contexts of a transfer instruction (`POST /registry/transfer-instruction/v2/{id}/choice-contexts/{choice}`).
 //!
 //! `POST /registry/transfer-instruction/v2/{id}/choice-contexts/{reject,withdraw,accept}`
 //! answers the extra data a wallet needs to exercise that choice on the transfer
@@ -92,7 +92,7 @@ const OPEN_ROUND: &str = "open-round";
 const EXTERNAL_PARTY_CONFIG_STATE: &str = "external-party-config-state";
 const EXPIRE_LOCK: &str = "expire-lock";
 
-/// A parsed `GetChoiceContextRequest` (spec 2.1).
+/// A parsed `GetChoiceContextRequest`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextRequest {
     /// Metadata to add to the context, sorted by key; no key is reserved.
@@ -145,7 +145,7 @@ fn bad(message: &str) -> Error {
     Error::BadRequest(message.into())
 }
 
-/// The response body (spec 2.2).
+/// The response body (`ChoiceContext`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChoiceContext {
@@ -155,7 +155,7 @@ pub struct ChoiceContext {
     pub disclosed_contracts: Vec<DisclosedContract>,
 }
 
-/// A contract to disclose (spec 2.3).
+/// A contract to disclose (`DisclosedContract`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DisclosedContract {

@@ -1,4 +1,4 @@
-//! `GET /version` (spec 4.11): the crate version and the build's commit time.
+//! `GET /version`: the crate version and the build's commit time.
 
 use alloc::string::String;
 

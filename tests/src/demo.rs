@@ -8,7 +8,7 @@
 //! 1. `topology`: the DSO party, four SVs, three validators and six users, hosted on two
 //!    synchronizers (`global-domain::1220…` and `app-domain::1220…`). One user, `erin`,
 //!    is hosted on two participants of the global synchronizer, so the "several
-//!    hosting participants" case of spec 4.9 is visible.
+//!    hosting participants" case of the participant-id route is visible.
 //! 2. `wallet_user`: four users (`alice`, `bob`, `carol`, `dave`) and their parties.
 //! 3. Exactly `updates` `update` records, record times a few seconds apart from
 //!    [`START`] (so a history of a few thousand updates crosses several 3-hour snapshot

@@ -1,4 +1,4 @@
-//! Updates as stored, and `GET /v{1,2}/updates/{update_id}` (spec 4.3).
+//! Updates as stored, and `GET /v{1,2}/updates/{update_id}`.
 //!
 //! Both response bodies are rendered once, at ingest, and each is stored under its own
 //! key, so that serving an update is one store read of just the body asked for: no

@@ -1,5 +1,4 @@
-//! The participants hosting a party (spec 4.9) and the planned roll-forward upgrade
-//! (spec 4.10), both read straight from what the network records set
+//! The participants hosting a party and the planned roll-forward upgrade, both read straight from what the network records set
 //! ([`crate::network`]): one get each.
 //!
 //! | endpoint | answer |
@@ -49,7 +48,7 @@ async fn hosting<S: Store>(store: &S, domain_id: &str, party_id: &str) -> Result
 /// `GET /v0/domains/{domain_id}/parties/{party_id}/participant-id`: 1 read.
 ///
 /// Several hosting participants are a 500 whose message is sent
-/// ([`Error::Unsupported`]): the spec declares this case a failure of the call, and
+/// ([`Error::Unsupported`]): the interface declares this case a failure of the call, and
 /// the client must learn why. `/v1` ([`participants`]) lists them instead.
 pub async fn participant<S: Store>(store: &S, domain_id: &str, party_id: &str) -> Result<Response, Error> {
     let Hosting { domain_id, party_id, participants } = hosting(store, domain_id, party_id).await?;

@@ -1,4 +1,4 @@
-//! Contracts as list elements (spec 2.6), rendered once at ingest.
+//! Contracts as list elements (`Contract` in the OpenAPI document), rendered once at ingest.
 //!
 //! A list endpoint stores each element's JSON in its index entry and answers by
 //! joining the stored bytes: `{"<field>":[e1,e2,..]}`.
@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::ledger::ContractRecord;
 use crate::time::Timestamp;
 
-/// One element of a contract list (spec 2.6).
+/// One element of a contract list.
 #[derive(Debug, Serialize)]
 struct Listed<'a> {
     template_id: &'a str,

@@ -1,4 +1,4 @@
-//! Migration info (spec 4.5): which migrations have data, the record
+//! Migration info: which migrations have data, the record
 //! time range of each synchronizer in them, their last import update, and how complete
 //! the node's history of them is.
 //!
@@ -142,7 +142,7 @@ pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -
     Ok(Some((before, after)))
 }
 
-/// The response of `POST /v0/backfilling/migration-info` (spec 2.7).
+/// The response of `POST /v0/backfilling/migration-info` (`GetMigrationInfoResponse`).
 #[derive(Debug, Serialize)]
 struct MigrationInfo {
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,4 +1,4 @@
-//! Network state derived at ingest, and the endpoints that serve it (spec 4.4 to 4.10).
+//! Network state derived at ingest, and the endpoints that serve it.
 //!
 //! Ingest calls [`apply_update`] for every new update (after the ledger has stored it
 //! and updated the active contract set), with the keys of [`keys_read`] prefetched, so

@@ -1,5 +1,5 @@
-//! Mining rounds: the earliest round with complete reward accounting (spec 4.4) and the
-//! closed rounds still in post-close processing (spec 4.7).
+//! Mining rounds: the earliest round with complete reward accounting and the
+//! closed rounds still in post-close processing.
 //!
 //! Keys (see [`crate::keys`]):
 //!

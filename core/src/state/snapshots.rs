@@ -1,4 +1,4 @@
-//! Snapshots (spec 4.6): `GET /v0/state/acs/snapshot-timestamp-after`.
+//! Snapshots: `GET /v0/state/acs/snapshot-timestamp-after`.
 //!
 //! Boundaries are the multiples of the snapshot period since the Unix epoch. Migration
 //! m has a snapshot at boundary B when it has a non-import update recorded before B

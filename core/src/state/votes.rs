@@ -1,4 +1,4 @@
-//! The latest coin price vote of each SV (spec 4.8):
+//! The latest coin price vote of each SV (`GET /v0/{coin}-price/votes`):
 //! `GET /v0/{coin}-price/votes`, answering `{"{coin}_price_votes": [...]}` with the
 //! configured currency word in lower case ([`crate::names::ApiNames`]).
 //!

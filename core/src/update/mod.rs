@@ -1,4 +1,4 @@
-//! Updates: the items of the ledger's update history (spec 2.5), as ingested ([`crate::ingest`]).
+//! Updates: the items of the ledger's update history (`UpdateHistoryItemV2` in the OpenAPI document), as ingested ([`crate::ingest`]).
 //!
 //! An [`Update`] is a [`Transaction`] (a tree of created and exercised events) or a
 //! [`Reassignment`] (a contract's unassignment from one synchronizer or its assignment
@@ -93,7 +93,7 @@ pub enum Event {
     Exercised(ExercisedEvent),
 }
 
-/// A contract's creation (spec 2.5 CreatedEvent).
+/// A contract's creation (`CreatedEvent` in the OpenAPI document).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedEvent {
     /// Id of this event: `<update_id>:<n>` inside a transaction.

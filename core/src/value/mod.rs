@@ -118,7 +118,7 @@ pub struct Field {
     pub value: Value,
 }
 
-/// The two JSON encodings of ledger values (spec 4.3 `ledger_value_encoding`).
+/// The two JSON encodings of ledger values (the `ledger_value_encoding` parameter of `GET /v2/updates/{id}`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Encoding {
     /// `compact_json`, the default: the ledger's HTTP JSON API encoding.

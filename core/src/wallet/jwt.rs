@@ -1,4 +1,4 @@
-//! Wallet bearer tokens (spec section 5): who is calling.
+//! Wallet bearer tokens: who is calling.
 //!
 //! A wallet call carries `Authorization: Bearer <JWT>`. [`authenticate`] verifies the
 //! token with [`jwt_compact`] and returns its subject, the ledger API user:

@@ -1,4 +1,4 @@
-//! The wallet: buy-traffic requests (spec 4.2 and section 5).
+//! The wallet: buy-traffic requests (`POST /v0/wallet/buy-traffic-requests` and its status route).
 //!
 //! | method | path | auth | answers |
 //! |---|---|---|---|
@@ -26,11 +26,11 @@
 //!   race and then not see the winner is a read that does not yet observe the winning
 //!   write (a backend whose reads may lag its writes, such as a read replica), or a
 //!   precondition failure on the contract-id keys (a contract-id collision). Either
-//!   way the right advice is the spec's: check the status endpoint and resubmit if it
+//!   way the right advice is the interface's: check the status endpoint and resubmit if it
 //!   answers 404.
 //!
 //! A submission that fails before its batch commits (a 400, a 401, a storage error)
-//! records nothing, so its tracking id may be used again, as the spec's rule 1 asks.
+//! records nothing, so its tracking id may be used again, as the interface's first rule asks.
 //! An earlier request that the ledger rejected or that expired keeps its tracking id:
 //! the client uses a fresh one for a new purchase (rule 2).
 //!

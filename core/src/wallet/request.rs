@@ -1,6 +1,6 @@
-//! The body of `POST /v0/wallet/buy-traffic-requests` (spec 2.4), parsed and checked.
+//! The body of `POST /v0/wallet/buy-traffic-requests` (`CreateBuyTrafficRequest`), parsed and checked.
 //!
-//! [`BuyTrafficBody::parse`] reads the five required fields (in the spec's order, the
+//! [`BuyTrafficBody::parse`] reads the five required fields (in the interface's order, the
 //! first one missing or of the wrong JSON type is the 400; other fields are ignored).
 //! [`BuyTrafficBody::check`] applies the rules that need no store, in this order:
 //! amounts > 0, `expires_at` > 0 (and within years 1 to 9999, so that it renders as a
