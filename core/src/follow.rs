@@ -833,6 +833,20 @@ mod tests {
     }
 
     #[test]
+    fn a_blob_lost_upstream_since_is_no_conflict_when_the_last_group_is_read_again() {
+        let history = history();
+        let (upstream, follower) = (Node::new(), Node::new());
+        // The follower takes u-a with the blob of c-a; then the upstream archives c-a,
+        // and no longer has that blob when the follower reads u-a's group again.
+        upstream.ingest(&history[..1]);
+        block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+        upstream.ingest(&history[1..]);
+        let report = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+        assert_eq!(report.summary.unchanged, 1, "u-a read again");
+        assert_same(&upstream, &follower);
+    }
+
+    #[test]
     fn hosting_changes_and_removals_come_across() {
         let (upstream, follower) = (upstream(), Node::new());
         block_on(sync(&upstream, &follower, &Limits::default())).expect("following");

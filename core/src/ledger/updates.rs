@@ -8,13 +8,18 @@
 //! `protobuf_json` body, which is stored anyway, and a hash of the created events'
 //! blobs, which the bodies leave out. Only the blobs are hashed, at a few hundred
 //! bytes an update rather than the whole body; the held body is read only for an
-//! update whose id is already held.
+//! update whose id is already held. A created event re-sent without its blob matches
+//! the held one: a blob is an attachment an update can lose (no node keeps an archived
+//! contract's blob, so a follower reading the update again gets it without), never a
+//! contradiction; a different blob, or one where the held event had none, is one.
 //!
 //! Stored layout:
-//! - `H update_id` → `[2][BLAKE3 of the blobs, 32 bytes]`, present exactly when the
-//!   update is held. Earlier builds stored a hash of the whole ingest form instead:
-//!   `[1][BLAKE3, 32 bytes]`, or before that the SHA-256 without a tag; both are still
-//!   compared as such;
+//! - `H update_id` → `[3]` then 8 bytes per created event, in event id order: zero for
+//!   an event without a blob, else the first 8 bytes of the BLAKE3 hash of its event id
+//!   and blob (never zero); present exactly when the update is held. Earlier builds
+//!   stored `[2][BLAKE3 of all the blobs, 32 bytes]`, compared whole (or, for an update
+//!   re-sent without any blob, not at all), and before that a hash of the whole ingest
+//!   form: `[1][BLAKE3, 32 bytes]`, or the SHA-256 without a tag; those decide alone;
 //! - `U update_id encoding` → `[body][kind: 1 byte]`, encoding 0 for `compact_json` and
 //!   1 for `protobuf_json`; kind 0 for a transaction, 1 for a reassignment (last, so
 //!   that serving drops it without moving the body).
@@ -49,8 +54,13 @@ const BLAKE3_INGEST_FORM: u8 = 1;
 /// ingest form is the stored `protobuf_json` body, compared as it is.
 const BLAKE3_BLOBS: u8 = 2;
 
-/// A stored content hash: the tag, then the BLAKE3 hash.
-type ContentHash = [u8; 33];
+/// The tag of stored per-event blob hashes ([`event_blob_hashes`]).
+const EVENT_BLOBS: u8 = 3;
+/// The bytes of one created event's blob hash.
+const EVENT_HASH_LEN: usize = 8;
+
+/// A stored content hash: the tag, then what it tags.
+type ContentHash = Vec<u8>;
 
 /// An update as stored: the hash of its blobs, both rendered bodies, and the records of
 /// the contracts it creates ([`contracts::creation_record`]).
@@ -105,7 +115,7 @@ impl StoredUpdate {
         let body = |encoding| update.body_text(encoding).into_bytes();
         let mut compact = body(Encoding::CompactJson);
         let mut protobuf = body(Encoding::ProtobufJson);
-        let hash = blobs_hash(update);
+        let hash = event_blob_hashes(update);
         compact.push(kind);
         protobuf.push(kind);
         StoredUpdate { hash, compact, protobuf, records: CreationRecords::new(update) }
@@ -122,8 +132,22 @@ impl StoredUpdate {
     /// BLAKE3, or the untagged SHA-256), as earlier builds stored, decides alone.
     pub fn matches(&self, update: &Update, held: &[u8], held_body: Option<&[u8]>) -> bool {
         match held {
-            [BLAKE3_BLOBS, ..] if held.len() == self.hash.len() => {
-                held == self.hash && held_body == Some(self.protobuf.as_slice())
+            [EVENT_BLOBS, held_events @ ..] => {
+                let ours = self.hash.get(1..).unwrap_or_default();
+                held_body == Some(self.protobuf.as_slice())
+                    && held_events.len() == ours.len()
+                    && held_events
+                        .chunks(EVENT_HASH_LEN)
+                        .zip(ours.chunks(EVENT_HASH_LEN))
+                        .all(|(held, ours)| ours.iter().all(|b| *b == 0) || held == ours)
+            }
+            [BLAKE3_BLOBS, hash @ ..] if hash.len() == blake3::OUT_LEN => {
+                let mut hasher = blake3::Hasher::new();
+                feed_blobs(update, |bytes| {
+                    hasher.update(bytes);
+                });
+                (hash == hasher.finalize().as_bytes() || !carries_blobs(update))
+                    && held_body == Some(self.protobuf.as_slice())
             }
             [BLAKE3_INGEST_FORM, hash @ ..] if hash.len() == blake3::OUT_LEN => {
                 let mut hasher = blake3::Hasher::new();
@@ -181,22 +205,63 @@ pub(crate) fn response_body(mut stored: Vec<u8>, api: UpdateApi) -> Option<Vec<u
 /// Whether deciding if an update is the one held with stored hash `held` needs the
 /// held update's `protobuf_json` entry ([`body_key`]) too.
 pub fn needs_body(held: &[u8]) -> bool {
-    held.first() == Some(&BLAKE3_BLOBS) && held.len() == blake3::OUT_LEN + 1
+    match held.first() {
+        Some(&EVENT_BLOBS) => true,
+        Some(&BLAKE3_BLOBS) => held.len() == blake3::OUT_LEN + 1,
+        _ => false,
+    }
 }
 
-/// The hash of `update`'s created events' blobs, each with its event id: the part of
-/// the canonical ingest form its `protobuf_json` body leaves out. So two updates have
-/// equal ingest forms (as JSON) exactly when their bodies and this hash are equal.
-/// BLAKE3: in wasm, where there are no SHA instructions, it hashes several times faster
-/// than SHA-256.
-fn blobs_hash(update: &Update) -> ContentHash {
-    let mut hasher = blake3::Hasher::new();
-    feed_blobs(update, |bytes| {
-        hasher.update(bytes);
-    });
-    let mut hash = [BLAKE3_BLOBS; 33];
-    hash[1..].copy_from_slice(hasher.finalize().as_bytes());
-    hash
+/// Whether any created event of `update` carries a blob.
+fn carries_blobs(update: &Update) -> bool {
+    match update {
+        Update::Transaction(tx) => tx.events_by_id.values().any(
+            |event| matches!(event, crate::update::Event::Created(created) if created.created_event_blob.is_some()),
+        ),
+        Update::Reassignment(r) => matches!(
+            &r.event,
+            crate::update::ReassignmentEvent::Assignment(a) if a.created_event.created_event_blob.is_some()
+        ),
+    }
+}
+
+/// The stored hashes of `update`'s created events' blobs, the part of the canonical
+/// ingest form its `protobuf_json` body leaves out: `[3]`, then for each created event in
+/// event id order 8 bytes, zero without a blob, else the head of the BLAKE3 hash of its
+/// event id and blob (never zero). So two updates have equal ingest forms (as JSON)
+/// exactly when their bodies and these are equal, and an event that lost its blob is
+/// told from one with another blob. BLAKE3: in wasm, where there are no SHA
+/// instructions, it hashes several times faster than SHA-256.
+fn event_blob_hashes(update: &Update) -> ContentHash {
+    let mut hashes = vec![EVENT_BLOBS];
+    let mut push = |event: &CreatedEvent| match &event.created_event_blob {
+        None => hashes.extend_from_slice(&[0; EVENT_HASH_LEN]),
+        Some(blob) => {
+            let mut hasher = blake3::Hasher::new();
+            hasher.update(event.event_id.as_bytes());
+            hasher.update(&[0]);
+            hasher.update(blob.as_str().as_bytes());
+            let mut head = [0; EVENT_HASH_LEN];
+            head.copy_from_slice(&hasher.finalize().as_bytes()[..EVENT_HASH_LEN]);
+            if head == [0; EVENT_HASH_LEN] {
+                head[EVENT_HASH_LEN - 1] = 1;
+            }
+            hashes.extend_from_slice(&head);
+        }
+    };
+    match update {
+        Update::Transaction(tx) => tx.events_by_id.values().for_each(|event| {
+            if let Event::Created(created) = event {
+                push(created);
+            }
+        }),
+        Update::Reassignment(r) => {
+            if let ReassignmentEvent::Assignment(a) = &r.event {
+                push(&a.created_event);
+            }
+        }
+    }
+    hashes
 }
 
 /// Feeds the ingest form of `update`, whose `protobuf_json` body is `protobuf`, to
@@ -303,7 +368,7 @@ mod tests {
     }
 
     fn hash(update: &Update) -> ContentHash {
-        *StoredUpdate::new(update).hash()
+        StoredUpdate::new(update).hash().clone()
     }
 
     /// The stored entry of `update`'s body in `encoding`.
@@ -318,7 +383,7 @@ mod tests {
     #[test]
     fn the_stored_hash_covers_every_blob_and_only_the_blobs() {
         let base = hash(&transaction(Some("AAEC"), ""));
-        assert_eq!(base[0], BLAKE3_BLOBS);
+        assert_eq!((base[0], base.len()), (EVENT_BLOBS, 1 + EVENT_HASH_LEN));
         assert_eq!(base, hash(&transaction(Some("AAEC"), "")));
         assert_ne!(base, hash(&transaction(Some("AAED"), "")));
         assert_ne!(base, hash(&transaction(None, "")));
@@ -342,8 +407,16 @@ mod tests {
         let [_, _, (_, other_blob_body)] = other_blob_stored.clone().into_entries(other_blob.id());
         assert_eq!(other_blob_body, body, "blobs are not in the body");
         assert!(!other_blob_stored.matches(&other_blob, stored.hash(), Some(&body)));
-        assert!(!stored.matches(&update, &stored.hash()[1..], Some(&body)), "an untagged BLAKE3 hash is not SHA-256");
+        assert!(!stored.matches(&update, &stored.hash()[1..], Some(&body)), "an untagged hash is refused");
         assert!(!stored.matches(&update, &[], Some(&body)));
+        // Without any blob, the update is the held one, whose blobs were lost on the way.
+        let without = transaction(None, "");
+        let without_stored = StoredUpdate::new(&without);
+        assert!(without_stored.matches(&without, stored.hash(), Some(&body)));
+        let without_other_body = transaction(None, "wf");
+        assert!(!StoredUpdate::new(&without_other_body).matches(&without_other_body, stored.hash(), Some(&body)));
+        // Held without a blob, the event cannot gain one.
+        assert!(!stored.matches(&update, without_stored.hash(), Some(&body)));
     }
 
     #[test]
