@@ -9,7 +9,8 @@
 //! from, in order,
 //!
 //! 1. the isolate's memory ([`memory`]): up to [`MEMORY_BYTES`], least recently used
-//!    evicted first, filled by reads that went further and by writes of bodies;
+//!    evicted first, filled by reads that went further and by writes of a few bodies
+//!    ([`MAX_BODIES_FILLED_BY_WRITE`]);
 //! 2. KV (the `CACHE` binding, shared by every isolate), under
 //!    `body/<generation>/<key>`; a body read from R2 is put there after the response
 //!    ([`CachedStore::flush_to_kv`]). Without the binding this tier is skipped;
@@ -91,6 +92,12 @@ const MAX_KV_VALUE_BYTES: usize = 25 << 20;
 /// the bodies of the updates it re-sends) goes past KV both ways, to R2: a Worker
 /// invocation may make at most 1,000 KV operations, and one a body would be thousands.
 const KV_BODIES_PER_READ: usize = 32;
+
+/// The most bodies a write puts into the isolate's memory as it writes them. A bulk
+/// ingest writes thousands a request, which the memory tier would only churn through
+/// (and an isolate holds 128 MB, for the tier, the request and the batch together);
+/// its bodies reach the tiers when they are read.
+const MAX_BODIES_FILLED_BY_WRITE: usize = 64;
 
 thread_local! {
     /// The isolate's cache. Workers run one thread per isolate; the cell is borrowed
@@ -388,8 +395,11 @@ impl CachedStore {
                 other => other,
             });
         }
+        let fill = bodies.len() <= MAX_BODIES_FILLED_BY_WRITE;
         isolate(|cache| {
-            if let Some(epoch) = cache.learned(generation, self.now, epoch) {
+            if let Some(epoch) = cache.learned(generation, self.now, epoch)
+                && fill
+            {
                 for (key, value) in bodies {
                     cache.fill(epoch, key.to_vec(), value.to_vec());
                 }
