@@ -17,8 +17,7 @@
 //! applied.
 
 use std::cell::RefCell;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
@@ -39,6 +38,8 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// The largest answer read from the upstream (a page holds at most 1,000 updates, or a
 /// group of up to 10,000 that share a record time).
 pub const MAX_ANSWER_BYTES: usize = 512 << 20;
+/// Updates asked for per page unless told otherwise.
+pub const DEFAULT_PAGE_SIZE: u32 = 500;
 /// Pages of updates one round applies before progress is reported.
 pub const PAGES_PER_ROUND: u32 = 20;
 
@@ -140,18 +141,38 @@ impl Link for Upstream {
 /// applied. Ingest requests take [`Turns`] in the order they are sent: two pages are
 /// prepared at once on two instances, yet applied in order, and none after one that
 /// failed (what the core's pipelined follower needs).
+///
+/// Turns refuse every request after one that failed; a failed ingest therefore starts
+/// a fresh turn order for the requests sent after it (those already sent are refused,
+/// as they must be), so that `serve --upstream` can try again.
 #[derive(Debug)]
 pub struct Local {
     node: Arc<Node>,
     token: String,
-    turns: Arc<Turns>,
-    tickets: AtomicU64,
+    /// The turn order of ingest requests, and the next ticket in it.
+    turns: Mutex<(Arc<Turns>, u64)>,
 }
 
 impl Local {
     /// `node`, configured with the admin token `token`.
-    pub fn new(node: Node, token: String) -> Self {
-        Local { node: Arc::new(node), token, turns: Arc::new(Turns::new()), tickets: AtomicU64::new(0) }
+    pub fn new(node: Arc<Node>, token: String) -> Self {
+        Local { node, token, turns: Mutex::new((Arc::new(Turns::new()), 0)) }
+    }
+
+    /// The turn order and ticket of the ingest request sent now.
+    fn ticket(&self) -> (Arc<Turns>, u64) {
+        let mut turns = self.turns.lock().unwrap_or_else(PoisonError::into_inner);
+        let ticket = turns.1;
+        turns.1 += 1;
+        (Arc::clone(&turns.0), ticket)
+    }
+
+    /// After a failed request of the turn order `failed`: a fresh order for later ones.
+    fn restart_turns(&self, failed: &Arc<Turns>) {
+        let mut turns = self.turns.lock().unwrap_or_else(PoisonError::into_inner);
+        if Arc::ptr_eq(&turns.0, failed) {
+            *turns = (Arc::new(Turns::new()), 0);
+        }
     }
 
     /// The node.
@@ -179,7 +200,8 @@ impl Link for Local {
         let node = Arc::clone(&self.node);
         // The ticket is taken here, when the request is sent, and its call always runs
         // to its end on the blocking pool, so every ticket's turn comes to an end.
-        let turn = ingest.then(|| (Arc::clone(&self.turns), self.tickets.fetch_add(1, Ordering::SeqCst)));
+        let turn = ingest.then(|| self.ticket());
+        let order = turn.as_ref().map(|(turns, _)| Arc::clone(turns));
         let answer = tokio::task::spawn_blocking(move || match turn {
             Some((turns, ticket)) => {
                 let mut instance = node.checkout()?;
@@ -191,8 +213,14 @@ impl Link for Local {
             None => node.handle(&request),
         })
         .await
-        .map_err(|e| format!("the node's call failed: {e}"))?
-        .map_err(|e| format!("{e:#}"))?;
+        .map_err(|e| format!("the node's call failed: {e}"))
+        .and_then(|answer| answer.map_err(|e| format!("{e:#}")));
+        if let Some(order) = order
+            && !answer.as_ref().is_ok_and(|a| (200..300).contains(&a.status))
+        {
+            self.restart_turns(&order);
+        }
+        let answer = answer?;
         Ok(Response { status: answer.status, headers: answer.headers, body: answer.body, log: answer.log })
     }
 }
@@ -235,6 +263,41 @@ pub async fn run(
             tokio::time::sleep(options.poll).await;
         }
     }
+}
+
+/// Follows `upstream` into `local` for as long as the process runs, inside
+/// `ledger-node serve --upstream`: on a thread of its own with a runtime of its own
+/// (the follower's futures stay on one thread). Progress is logged per round that
+/// applied something; a round that fails is logged and tried again after `poll`, so an
+/// upstream that was down is followed again once it is back, and a conflict is
+/// reported until the operator resolves it.
+pub fn spawn_serving(upstream: Upstream, local: Local, page_size: u32, poll: Duration) -> std::io::Result<()> {
+    let limits = Limits { page_size, max_pages: PAGES_PER_ROUND, pipelined: true };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    std::thread::Builder::new().name("follow".into()).spawn(move || {
+        runtime.block_on(async {
+            loop {
+                match follow::sync(&upstream, &local, &limits).await {
+                    Ok(report) => {
+                        if report.summary.applied != Summary::default().applied {
+                            let at = report.position.as_ref().map_or_else(String::new, |p| {
+                                format!(", at migration {} {}", p.after_migration_id, p.after_record_time)
+                            });
+                            eprintln!("ledger-node: following: applied {} updates{at}", report.summary.applied.update);
+                        }
+                        if report.caught_up {
+                            tokio::time::sleep(poll).await;
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("ledger-node: following stopped: {e}; trying again in {} s", poll.as_secs());
+                        tokio::time::sleep(poll).await;
+                    }
+                }
+            }
+        });
+    })?;
+    Ok(())
 }
 
 /// The rate and totals line printed when a run ends.

@@ -35,6 +35,14 @@ enum Command {
         /// seconds; 0 turns the timer off (`POST /v0/admin/tick` still runs them).
         #[arg(long, default_value_t = 60)]
         tick_seconds: u64,
+        /// Keep following this upstream node (`http://host:port`) while serving, as
+        /// `follow` does (LEDGER_NODE_UPSTREAM_TOKEN: its admin token; this node needs
+        /// LEDGER_NODE_ADMIN_TOKEN, through whose ingest the pages are applied).
+        #[arg(long)]
+        upstream: Option<String>,
+        /// With --upstream: caught up, ask the upstream again after this many seconds.
+        #[arg(long, default_value_t = 5)]
+        poll_seconds: u64,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -116,8 +124,9 @@ impl LimitArgs {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { listen, db, memory, tick_seconds, limits } => {
-            serve(listen, db, memory, tick_seconds, limits.limits())
+        Command::Serve { listen, db, memory, tick_seconds, upstream, poll_seconds, limits } => {
+            let following = upstream.map(|url| (url, std::time::Duration::from_secs(poll_seconds)));
+            serve(listen, db, memory, tick_seconds, following, limits.limits())
         }
         Command::Ingest { db, input } => ingest(&db, &input),
         Command::Follow { upstream, db, once, poll_seconds, page_size } => {
@@ -139,15 +148,35 @@ fn serve(
     db: Option<PathBuf>,
     memory: bool,
     tick_seconds: u64,
+    following: Option<(String, std::time::Duration)>,
     limits: server::Limits,
 ) -> anyhow::Result<()> {
     let vars = config::from_environment()?;
+    let admin_token =
+        vars.iter().find(|(name, _)| name == ledger_node_core::config::ADMIN_TOKEN).map(|(_, v)| v.clone());
+    let upstream = match &following {
+        Some((url, _)) => {
+            let token = std::env::var(ledger_node_core::follow::UPSTREAM_TOKEN).ok().filter(|t| !t.is_empty());
+            Some(follow::Upstream::new(url, token)?)
+        }
+        None => None,
+    };
     let backend = match (&db, memory) {
         (Some(path), _) => Backend::sqlite(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
         (None, _) => Backend::memory(),
     };
     let engine = host::engine()?;
     let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
+    if let (Some(upstream), Some((_, poll))) = (upstream, following) {
+        let Some(token) = admin_token.filter(|t| !t.is_empty()) else {
+            anyhow::bail!(
+                "serve --upstream applies the upstream's pages through this node's admin ingest: set {}",
+                ledger_node_core::config::ADMIN_TOKEN
+            );
+        };
+        let local = follow::Local::new(Arc::clone(&node), token);
+        follow::spawn_serving(upstream, local, follow::DEFAULT_PAGE_SIZE, poll)?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let (listener, local) = server::bind(listen).await?;
@@ -237,7 +266,7 @@ fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> an
     let token = std::env::var(ledger_node_core::follow::UPSTREAM_TOKEN).ok().filter(|t| !t.is_empty());
     let upstream = follow::Upstream::new(upstream, token)?;
     let (node, token) = operator_node("follow", db)?;
-    let local = follow::Local::new(node, token);
+    let local = follow::Local::new(Arc::new(node), token);
     let started = std::time::Instant::now();
     let mut bar = FollowBar(indicatif::ProgressBar::new_spinner());
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

@@ -46,10 +46,17 @@ pub fn ledger_node() -> Command {
 
 /// Serves `db` on a port the kernel picks, with the test admin token.
 pub fn serve(db: &Path) -> NativeNode {
+    serve_with(db, &[], &[])
+}
+
+/// [`serve`], with more arguments and variables.
+pub fn serve_with(db: &Path, args: &[&str], envs: &[(&str, &str)]) -> NativeNode {
     let mut child = ledger_node()
         .args(["serve", "--listen", "127.0.0.1:0", "--tick-seconds", "0", "--db"])
         .arg(db)
+        .args(args)
         .env("LEDGER_NODE_ADMIN_TOKEN", ADMIN_TOKEN)
+        .envs(envs.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -376,4 +383,51 @@ pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
     let b = serve(&b_db);
     let next = b.client.send(&get(&format!("/v2/updates/{next_id}")));
     assert_eq!(next.status, 404, "the update after the conflict was applied");
+}
+
+/// `ledger-node serve --upstream` serves while it follows: it catches up, then takes
+/// what the upstream ingests later, and answers as the upstream does.
+pub fn serve_keeps_following_its_upstream() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let history_file = dir.path().join("demo.ndjson");
+    let history = demo(&history_file, 1_200);
+    let (a_db, b_db) = (dir.path().join("a.sqlite"), dir.path().join("b.sqlite"));
+    let a = serve(&a_db);
+    // A gets the first half of its history before B starts, the rest after.
+    let lines: Vec<String> = history.iter().map(Value::to_string).collect();
+    let (first, second) = lines.split_at(lines.len() / 2);
+    let ingest = |part: &[String]| {
+        let mut request = admin(post("/v0/admin/ingest", &json!(null)));
+        request.headers = vec![
+            ("content-type".into(), "application/x-ndjson".into()),
+            ("authorization".into(), format!("Bearer {ADMIN_TOKEN}")),
+        ];
+        request.body = part.join("\n").into_bytes();
+        let answer = a.client.send(&request);
+        assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    };
+    ingest(first);
+    let b = serve_with(
+        &b_db,
+        &["--upstream", &a.base, "--poll-seconds", "1"],
+        &[("LEDGER_NODE_UPSTREAM_TOKEN", ADMIN_TOKEN)],
+    );
+    let state = admin(post("/v0/admin/export/state", &json!({})));
+    let caught_up = || {
+        for _ in 0..120 {
+            if a.client.send(&state).body == b.client.send(&state).body {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        panic!("serve --upstream did not catch up within 30 s");
+    };
+    caught_up();
+    ingest(second);
+    caught_up();
+    let nodes = [("A", &a.client), ("B", &b.client)];
+    for read in reads(&history) {
+        same_answer(&nodes, &read);
+    }
+    same_stream(&nodes, "/v2/updates", "protobuf_json", 1000);
 }

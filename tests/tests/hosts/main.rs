@@ -64,6 +64,11 @@ fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
 }
 
 #[test]
+fn serve_keeps_following_its_upstream() {
+    chain::serve_keeps_following_its_upstream();
+}
+
+#[test]
 fn follow_stops_on_upstream_errors_with_a_clear_message() {
     chain::follow_stops_on_upstream_errors_with_a_clear_message();
 }
