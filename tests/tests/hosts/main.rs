@@ -64,6 +64,11 @@ fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
 }
 
 #[test]
+fn the_worker_refuses_to_serve_without_its_bucket() {
+    worker::the_worker_refuses_to_serve_without_its_bucket();
+}
+
+#[test]
 fn serve_keeps_following_its_upstream() {
     chain::serve_keeps_following_its_upstream();
 }

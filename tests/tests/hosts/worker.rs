@@ -23,6 +23,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 pub struct WorkerTarget {
     child: Child,
     client: HttpClient,
+    port: u16,
     _state: tempfile::TempDir,
     log: PathBuf,
 }
@@ -45,21 +46,25 @@ fn wrangler() -> Command {
 
 /// Builds the worker with the command of `wrangler.toml`'s `[build]` table and writes,
 /// into `dir`, a copy of `wrangler.toml` without that table and with absolute paths.
-fn build_once(dir: &Path) -> PathBuf {
+fn build_once(dir: &Path, without: Option<&str>) -> PathBuf {
     let root = workspace();
     let manifest = std::fs::read_to_string(root.join("wrangler.toml")).expect("reading wrangler.toml");
     let mut build_command = None;
     let mut config = String::new();
-    let mut in_build = false;
+    let (mut in_build, mut left_out) = (false, false);
     for line in manifest.lines() {
         let trimmed = line.trim();
         if trimmed.starts_with('[') {
             in_build = trimmed == "[build]";
+            left_out = Some(trimmed) == without;
         }
         if in_build {
             if let Some(command) = trimmed.strip_prefix("command = ") {
                 build_command = Some(command.trim_matches('"').to_owned());
             }
+            continue;
+        }
+        if left_out {
             continue;
         }
         config.push_str(&line.replace("= \"worker/", &format!("= \"{}/worker/", root.display())));
@@ -97,9 +102,23 @@ impl WorkerTarget {
 
     /// [`WorkerTarget::start`], with `vars` set besides the test configuration.
     pub fn start_with(vars: &[(String, String)]) -> Self {
+        let mut target = Self::launch(vars, None);
+        target.wait_until(|status| status == 200);
+        target
+    }
+
+    /// Starts `wrangler dev` from a `wrangler.toml` without its table `table` (such as
+    /// `[[r2_buckets]]`), and waits for its first answer, whatever its status.
+    pub fn start_without(table: &str) -> Self {
+        let mut target = Self::launch(&[], Some(table));
+        target.wait_until(|_| true);
+        target
+    }
+
+    fn launch(vars: &[(String, String)], without: Option<&str>) -> Self {
         let state = tempfile::tempdir().expect("a temporary directory");
         let persist = state.path().to_str().expect("a UTF-8 temporary path").to_owned();
-        let config = build_once(state.path());
+        let config = build_once(state.path(), without);
         let config = config.to_str().expect("a UTF-8 temporary path").to_owned();
         let output = wrangler()
             .args(["d1", "migrations", "apply", "DB", "--local", "--config", &config, "--persist-to", &persist])
@@ -145,10 +164,7 @@ impl WorkerTarget {
             .stderr(log_file)
             .spawn()
             .expect("starting wrangler dev");
-        let mut target =
-            WorkerTarget { child, client: HttpClient::new(format!("http://127.0.0.1:{port}")), _state: state, log };
-        target.wait_until_serving(port);
-        target
+        WorkerTarget { child, client: HttpClient::new(format!("http://127.0.0.1:{port}")), port, _state: state, log }
     }
 
     /// The client of the running worker, for tests that send requests concurrently.
@@ -156,7 +172,9 @@ impl WorkerTarget {
         &self.client
     }
 
-    fn wait_until_serving(&mut self, port: u16) {
+    /// Waits until `GET /version` answers with a status that `ready` takes.
+    fn wait_until(&mut self, ready: impl Fn(u16) -> bool) {
+        let port = self.port;
         let started = Instant::now();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -168,7 +186,7 @@ impl WorkerTarget {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
                 let probe =
                     Outgoing { method: "GET".into(), target: "/version".into(), headers: Vec::new(), body: Vec::new() };
-                if self.client.send(&probe).status == 200 {
+                if ready(self.client.send(&probe).status) {
                     return;
                 }
             }
@@ -220,5 +238,18 @@ impl Target for WorkerTarget {
 
     fn send(&mut self, outgoing: &Outgoing) -> Received {
         self.client.send(outgoing)
+    }
+}
+
+/// Without its R2 bucket the worker serves nothing: every request, the probes included,
+/// is a 503 naming the missing binding (it never falls back to keeping bodies in D1).
+pub fn the_worker_refuses_to_serve_without_its_bucket() {
+    let worker = WorkerTarget::start_without("[[r2_buckets]]");
+    for target in ["/version", "/livez", "/v2/updates/some-id"] {
+        let probe = Outgoing { method: "GET".into(), target: target.into(), headers: Vec::new(), body: Vec::new() };
+        let answer = worker.client().send(&probe);
+        let body = String::from_utf8_lossy(&answer.body);
+        assert_eq!(answer.status, 503, "{target}: {body}");
+        assert!(body.contains("BODIES"), "{target}: the error names the binding: {body}");
     }
 }
