@@ -1,18 +1,18 @@
-//! Where the native host keeps the node's state: a SQLite file, or memory.
+//! Where the native host keeps the node's state: a store directory ([`crate::lsm`]), or
+//! memory.
 
 use std::path::Path;
 use std::sync::Mutex;
 
 use ledger_node_core::store::{Entry, MemoryStore, Op, Scan, Store, StoreError, WriteBatch, WriteError};
 
-use crate::sqlite::SqliteStore;
+use crate::lsm::LsmStore;
 
 /// The store behind the component's `store` import.
 #[derive(Debug)]
 pub enum Backend {
-    /// A SQLite database (a file, or a private in-memory one). Boxed: the store,
-    /// with its connections and buffers, is much larger than the other variant.
-    Sqlite(Box<SqliteStore>),
+    /// A log-structured store in a directory.
+    Lsm(LsmStore),
     /// The core's in-memory store, behind a lock.
     Memory(Mutex<MemoryStore>),
 }
@@ -22,21 +22,22 @@ fn poisoned<T>(_: std::sync::PoisonError<T>) -> StoreError {
 }
 
 impl Backend {
-    /// A SQLite database file at `path`, created if absent.
-    pub fn sqlite(path: &Path) -> Result<Self, StoreError> {
-        SqliteStore::open(path).map(|store| Backend::Sqlite(Box::new(store)))
+    /// The store in directory `path`, created if absent; every commit is synced to disk
+    /// before it returns.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        LsmStore::open(path).map(Backend::Lsm)
     }
 
-    /// A SQLite database file at `path` opened for a bulk load: commits are synced to
-    /// disk by [`Backend::sync`], not each as it returns ([`SqliteStore::open_bulk`]).
-    pub fn sqlite_bulk(path: &Path) -> Result<Self, StoreError> {
-        SqliteStore::open_bulk(path).map(|store| Backend::Sqlite(Box::new(store)))
+    /// The store in directory `path` opened for a bulk load: commits are synced to disk
+    /// by [`Backend::sync`], not each as it returns ([`LsmStore::open_bulk`]).
+    pub fn open_bulk(path: &Path) -> Result<Self, StoreError> {
+        LsmStore::open_bulk(path).map(Backend::Lsm)
     }
 
     /// Syncs every write so far to disk (nothing to do in memory).
     pub fn sync(&self) -> Result<(), StoreError> {
         match self {
-            Backend::Sqlite(s) => s.sync(),
+            Backend::Lsm(s) => s.sync(),
             Backend::Memory(_) => Ok(()),
         }
     }
@@ -49,7 +50,7 @@ impl Backend {
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         match self {
-            Backend::Sqlite(s) => s.get(key),
+            Backend::Lsm(s) => s.get(key),
             Backend::Memory(m) => Ok(m.lock().map_err(poisoned)?.get_now(key)),
         }
     }
@@ -57,7 +58,7 @@ impl Backend {
     /// The values of `keys`, in order.
     pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         match self {
-            Backend::Sqlite(s) => s.get_many(keys),
+            Backend::Lsm(s) => s.get_many(keys),
             Backend::Memory(m) => {
                 let m = m.lock().map_err(poisoned)?;
                 Ok(keys.iter().map(|k| m.get_now(k)).collect())
@@ -68,7 +69,7 @@ impl Backend {
     /// The entries of `scan`.
     pub fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
         match self {
-            Backend::Sqlite(s) => s.scan(scan),
+            Backend::Lsm(s) => s.scan(scan),
             Backend::Memory(m) => Ok(m.lock().map_err(poisoned)?.scan_now(scan)),
         }
     }
@@ -76,7 +77,7 @@ impl Backend {
     /// Applies `batch` atomically.
     pub fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
         match self {
-            Backend::Sqlite(s) => s.write(batch),
+            Backend::Lsm(s) => s.write(batch),
             Backend::Memory(m) => m.lock().map_err(poisoned)?.write_now(batch),
         }
     }
@@ -84,7 +85,7 @@ impl Backend {
     /// Applies `ops`, which borrow their bytes (from the component's memory), atomically.
     pub fn write_ops(&self, ops: &[OpRef<'_>]) -> Result<(), WriteError> {
         match self {
-            Backend::Sqlite(s) => s.write_ops(ops),
+            Backend::Lsm(s) => s.write_ops(ops),
             Backend::Memory(m) => {
                 let batch = WriteBatch { ops: ops.iter().map(OpRef::to_op).collect() };
                 m.lock().map_err(poisoned)?.write_now(&batch)

@@ -2,8 +2,9 @@
 //! own, and read through until they have committed.
 //!
 //! An ingest batch's turn at the store ([`crate::host::turns`]) used to last until its
-//! write had committed, so the host's half of every batch (compressing the bodies,
-//! SQLite's inserts and commit) sat in the chain of turns that bounds an ingest run.
+//! write had committed, so the host's half of every batch (copying it into the
+//! store's journal and memory table) sat in the chain of turns that bounds an ingest
+//! run.
 //! With a [`WriteBehind`] in front of the backend, a write only checks its
 //! preconditions, copies the batch and queues it; the turn passes at once, and the next
 //! batch applies while this one commits.
@@ -15,16 +16,16 @@
 //! gets the same values later. A scan asks the backend for as many more entries as the
 //! queue has keys in its range, so that the queue's deletes cannot leave it short.
 //!
-//! The writer commits every batch queued by the time it is free as one transaction (a
-//! group commit), so when commits fall behind, each page they touch is written once per
-//! group instead of once per batch.
+//! The writer commits every batch queued by the time it is free as one atomic batch of
+//! the store (a group commit), so when commits fall behind they catch up.
 //!
 //! A batch with a range delete is not queued: it waits until the queue is empty and is
 //! written at once, so that the queue only ever holds single-key operations.
 //!
 //! The one thing write-behind changes is when a failure shows: a commit can still fail
-//! after its batch was queued (the disk is full, or another process took a key that a
-//! put-if-absent checked). Then that batch and every batch queued after it are dropped
+//! after its batch was queued (the disk is full, say). No other writer can take a key
+//! that a queued put-if-absent checked: the store is held by one process, and within it
+//! the queue is the store's only writer while a run lasts. Then that batch and every batch queued after it are dropped
 //! unwritten, and every later call fails. That is why a caller may report a batch as
 //! applied only once [`WriteBehind::committed`] says so (`serve_in_turn` waits for it).
 
@@ -239,7 +240,7 @@ impl Shared {
             if let Some(e) = failure {
                 queue.failed = Some(match e {
                     WriteError::PreconditionFailed { key } => format!(
-                        "another writer of the store took the key {} that the batch put only if absent",
+                        "the key {} that the batch put only if absent was present when it committed",
                         key.escape_ascii()
                     ),
                     WriteError::Store(e) => e.to_string(),
@@ -258,16 +259,12 @@ impl Shared {
         }
     }
 
-    /// Commits `group`, queued batches oldest first, in one transaction of the backend:
-    /// how many committed, and why the next one did not.
+    /// Commits `group`, queued batches oldest first, in one atomic write of the
+    /// backend: how many committed, and why the next one did not.
     ///
     /// A group (of at most [`MAX_WAITING`] batches) forms when commits fall behind the
-    /// batches queued, and one transaction for the whole group writes each page the
-    /// group touches once. That matters as the store grows: the key index's keys are
-    /// random ids, so once it is large nearly every leaf page of it is touched by every
-    /// batch, and two batches committed together write it to the log once instead of
-    /// twice. If the group's transaction fails, its batches are committed one by one,
-    /// so that the batches before the failing one commit as they would have alone.
+    /// batches queued. If the group's write fails, its batches are committed one by
+    /// one, so that the batches before the failing one commit as they would have alone.
     fn commit(&self, group: &[Arc<Batch>]) -> (usize, Option<WriteError>) {
         let ops: Vec<OpRef<'_>> = group.iter().flat_map(|batch| batch.op_refs()).collect();
         match self.backend.write_ops(&ops) {
@@ -530,17 +527,35 @@ mod tests {
         OpRef::Put { key, value }
     }
 
-    /// A SQLite store in a file holding `stored`, and a second connection to it that
-    /// holds the write lock, so that queued batches stay uncommitted until it lets go.
-    fn stalled_store(stored: &[OpRef<'_>]) -> (tempfile::TempDir, WriteBehind, rusqlite::Connection) {
+    /// A thread holding a store's write lock.
+    struct Stall {
+        release: std::sync::mpsc::Sender<Option<(Vec<u8>, Vec<u8>)>>,
+        thread: JoinHandle<()>,
+    }
+
+    impl Stall {
+        /// Lets go of the lock, having first written `write` as another writer would.
+        fn release(self, write: Option<(&[u8], &[u8])>) {
+            let _ = self.release.send(write.map(|(k, v)| (k.to_vec(), v.to_vec())));
+            self.thread.join().expect("no panics");
+        }
+    }
+
+    /// A store in a directory holding `stored`, and a thread that holds its write lock,
+    /// so that queued batches stay uncommitted until it lets go.
+    fn stalled_store(stored: &[OpRef<'_>]) -> (tempfile::TempDir, WriteBehind, Stall) {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("behind.sqlite");
-        let backend = Backend::sqlite(&path).expect("a SQLite store");
+        let backend = Arc::new(Backend::open(&dir.path().join("behind.store")).expect("a store"));
         backend.write_ops(stored).expect("stored");
-        let queue = WriteBehind::new(Arc::new(backend)).expect("a queue");
-        let other = rusqlite::Connection::open(&path).expect("another connection");
-        other.execute_batch("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE").expect("the write lock");
-        (dir, queue, other)
+        let queue = WriteBehind::new(Arc::clone(&backend)).expect("a queue");
+        let (held, is_held) = std::sync::mpsc::channel();
+        let (release, on_release) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let Backend::Lsm(store) = backend.as_ref() else { unreachable!("a store in a directory") };
+            store.stall_writes(held, on_release);
+        });
+        is_held.recv().expect("the write lock");
+        (dir, queue, Stall { release, thread })
     }
 
     #[test]
@@ -548,7 +563,7 @@ mod tests {
         let report = block_on(contract::run(&WriteBehind::new(Arc::new(Backend::memory())).expect("a queue")));
         assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let backend = Backend::sqlite(&dir.path().join("contract.sqlite")).expect("a SQLite store");
+        let backend = Backend::open(&dir.path().join("contract.store")).expect("a store");
         let report = block_on(contract::run(&WriteBehind::new(Arc::new(backend)).expect("a queue")));
         assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
     }
@@ -561,7 +576,7 @@ mod tests {
         let first = queue.write(&[put(b"a1", b"new"), OpRef::Delete { key: b"a3" }, put(b"a4", b"added")]).unwrap();
         let second = queue.write(&[put(b"a0", b"first"), OpRef::Delete { key: b"a4" }]).unwrap();
         assert_eq!((first, second), (0, 1));
-        assert!(!queue.committed(first), "the other connection holds the write lock");
+        assert!(!queue.committed(first), "another thread holds the write lock");
         assert_eq!(backend.get(b"a1").unwrap().as_deref(), Some(&b"old"[..]), "nothing committed yet");
 
         assert_eq!(queue.get(b"a1").unwrap().as_deref(), Some(&b"new"[..]));
@@ -584,7 +599,7 @@ mod tests {
             assert_eq!(queue.scan(&scan.reversed()).unwrap(), want, "limit {limit}, reversed");
         }
 
-        other.execute_batch("COMMIT").expect("the lock let go");
+        other.release(None);
         queue.wait(second).expect("both batches commit");
         assert!(queue.committed(first));
         assert_eq!(backend.scan(&Scan::prefix(b"a", 10)).unwrap(), expected, "the backend holds what the queue showed");
@@ -603,7 +618,7 @@ mod tests {
             "the batch's own put counts"
         );
         let last = queue.write(&[OpRef::Delete { key: b"k" }, present]).expect("deleted first, in the batch");
-        other.execute_batch("COMMIT").expect("the lock let go");
+        other.release(None);
         queue.wait(last).expect("committed");
         assert_eq!(queue.backend().get(b"k").unwrap().as_deref(), Some(&b"2"[..]));
         assert_eq!(queue.backend().get(b"n").unwrap(), None, "a refused batch writes nothing");
@@ -615,11 +630,10 @@ mod tests {
         // Checked while `k` is absent, then taken by another writer before the commit.
         let first = queue.write(&[put(b"a", b"1"), OpRef::PutIfAbsent { key: b"k", value: b"mine" }]).unwrap();
         let second = queue.write(&[put(b"b", b"2")]).unwrap();
-        other.execute("INSERT INTO kv (k, v) VALUES (?1, ?2)", [&b"k"[..], b"theirs"]).expect("an insert");
-        other.execute_batch("COMMIT").expect("the lock let go");
+        other.release(Some((b"k", b"theirs")));
 
         let error = queue.wait(first).expect_err("the first batch cannot commit").to_string();
-        assert!(error.contains("another writer of the store took the key k"), "{error}");
+        assert!(error.contains("the key k that the batch put only if absent was present"), "{error}");
         assert!(queue.wait(second).is_err(), "a later batch is dropped");
         assert!(queue.get(b"a").is_err(), "reads fail after a failed commit");
         assert!(matches!(queue.write(&[put(b"c", b"3")]), Err(WriteError::Store(_))));
@@ -685,12 +699,12 @@ mod tests {
             let state = queue.shared.lock();
             assert_eq!((state.batches.len(), state.committing), (3, 1), "two batches wait behind the first");
         }
-        other.execute_batch("COMMIT").expect("the lock let go");
+        other.release(None);
         queue.wait(third).expect("committed");
         assert!(queue.committed(first) && queue.committed(second));
         let stored = queue.backend().scan(&Scan::prefix(b"", 10)).unwrap();
         assert_eq!(stored.len(), 3);
-        let Backend::Sqlite(store) = queue.backend().as_ref() else { unreachable!("a SQLite store") };
+        let Backend::Lsm(store) = queue.backend().as_ref() else { unreachable!("a store in a directory") };
         assert_eq!(store.commits(), 2, "the first batch alone, then the two that waited behind it as one group");
     }
 
@@ -700,7 +714,7 @@ mod tests {
         queue.write(&[put(b"r1", b"1"), put(b"r2", b"2"), put(b"s", b"3")]).unwrap();
         let release = std::thread::spawn(move || {
             std::thread::sleep(std::time::Duration::from_millis(50));
-            other.execute_batch("COMMIT").expect("the lock let go");
+            other.release(None);
         });
         let number = queue.write(&[OpRef::DeleteRange { start: b"r", end: Some(b"s") }]).unwrap();
         assert!(queue.committed(number), "written before it returned");

@@ -35,12 +35,8 @@ use crate::host::{Instance, Node, Request};
 
 /// Most records in one batch.
 pub const BATCH_LINES: usize = 20_000;
-/// Most bytes in one batch (well under the 64 MiB ingest limit). Every commit writes
-/// again the pages of the store's key index that its keys touch, and those keys are
-/// random ids, so once the store is large a commit touches nearly every leaf of the
-/// index: larger batches write less per update. On 100,000 updates 24 MiB ingests a
-/// tenth faster than 16 MiB and 32 MiB little faster than 24, while each instance's
-/// memory grows with its batch (the git history of BENCHMARKS.md has the runs).
+/// Most bytes in one batch (well under the 64 MiB ingest limit): fewer, larger batches
+/// take fewer turns at the store, while each instance's memory grows with its batch.
 pub const BATCH_BYTES: usize = 24 * 1024 * 1024;
 /// The byte limit of the first batch; each next batch may be twice as large, up to
 /// the batching's limit (see [`Batching::bytes_for`]).

@@ -5,8 +5,8 @@
 //!
 //! - [`host`] compiles the component (built by this crate's `build.rs` for
 //!   `wasm32-wasip2` and embedded in the binary) once with wasmtime, and runs a fresh
-//!   instance per request over a [`backend::Backend`]: a SQLite file ([`sqlite`]) or
-//!   memory. It serves the component's WIT `store` import from that backend (a write
+//!   instance per request over a [`backend::Backend`]: a log-structured store in a
+//!   directory ([`lsm`]) or memory. It serves the component's WIT `store` import from that backend (a write
 //!   batch is read in place in the component's memory); WASI supplies the clock, the
 //!   random source and the configuration ([`config`]) as environment variables.
 //! - [`ingest`] streams a history file through the component in pipelined batches that
@@ -20,8 +20,8 @@
 //! - The binary (`src/main.rs`) is the `ledger-node` command line.
 //!
 //! Every request is answered by the component; this crate links the core only for its
-//! storage port types (so that the storage contract suite runs against SQLite
-//! natively) and its configuration parser (to refuse a bad configuration at start-up).
+//! storage port types (so that the storage contract suite runs against the native
+//! store) and its configuration parser (to refuse a bad configuration at start-up).
 
 pub mod backend;
 pub mod behind;
@@ -30,6 +30,6 @@ pub mod demo;
 pub mod follow;
 pub mod host;
 pub mod ingest;
+pub mod lsm;
 pub mod scheduler;
 pub mod server;
-pub mod sqlite;

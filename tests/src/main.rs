@@ -1,5 +1,5 @@
-//! The `ledger-node` command line: `serve` runs the node on SQLite (or memory) through
-//! the WebAssembly component.
+//! The `ledger-node` command line: `serve` runs the node on its store (or memory)
+//! through the WebAssembly component.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,7 +25,8 @@ enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
-        /// SQLite database file (created if absent).
+        /// Store directory (created if absent). Held by this process alone while it
+        /// runs: ingest into it with POST /v0/admin/ingest.
         #[arg(long, conflicts_with = "memory", required_unless_present = "memory")]
         db: Option<PathBuf>,
         /// Keep the state in memory only (lost on exit).
@@ -48,7 +49,7 @@ enum Command {
     },
     /// Ingests an NDJSON history file (or `-` for standard input) into the store.
     Ingest {
-        /// SQLite database file (created if absent).
+        /// Store directory (created if absent); not one a running `serve` holds.
         #[arg(long)]
         db: PathBuf,
         /// The NDJSON file, or `-` for standard input.
@@ -61,7 +62,7 @@ enum Command {
         /// The upstream node, `http://host:port` (its routes at the root).
         #[arg(long)]
         upstream: String,
-        /// SQLite database file (created if absent); `serve` may serve it meanwhile.
+        /// Store directory (created if absent); not one a running `serve` holds.
         #[arg(long)]
         db: PathBuf,
         /// Catch up, then exit 0.
@@ -162,7 +163,7 @@ fn serve(
         None => None,
     };
     let backend = match (&db, memory) {
-        (Some(path), _) => Backend::sqlite(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
+        (Some(path), _) => Backend::open(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
         (None, _) => Backend::memory(),
     };
     let engine = host::engine()?;
@@ -215,7 +216,7 @@ fn operator_node(command: &str, db: &std::path::Path) -> anyhow::Result<(Node, S
     );
     vars.retain(|(name, _)| name != ledger_node_core::config::ADMIN_TOKEN);
     vars.push((ledger_node_core::config::ADMIN_TOKEN.to_owned(), token.clone()));
-    let backend = Backend::sqlite_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
+    let backend = Backend::open_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
     Ok((Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?, token))
 }
 

@@ -70,7 +70,7 @@ fn agent() -> ureq::Agent {
 #[test]
 fn serve_answers_version_and_admin_requests_over_http() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let server = serve(&dir.path().join("node.sqlite"), &[("LEDGER_NODE_ADMIN_TOKEN", "secret")]);
+    let server = serve(&dir.path().join("node.store"), &[("LEDGER_NODE_ADMIN_TOKEN", "secret")]);
     let mut response = agent().get(format!("{}/version", server.base)).call().expect("GET /version");
     assert_eq!(response.status(), 200);
     let body: serde_json::Value =
@@ -83,13 +83,44 @@ fn serve_answers_version_and_admin_requests_over_http() {
     assert_eq!(agent().post(&ingest).send("").expect("POST").status(), 401);
     let ok = agent().post(&ingest).header("authorization", "Bearer secret").send("\n").expect("POST");
     assert_eq!(ok.status(), 200);
-    assert!(dir.path().join("node.sqlite").exists(), "the SQLite file is created");
+    assert!(dir.path().join("node.store").exists(), "the store directory is created");
+}
+
+#[test]
+fn ingest_and_follow_into_a_store_that_serve_holds_are_refused_naming_the_serving_nodes_ingest() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let db = dir.path().join("node.store");
+    let server = serve(&db, &[("LEDGER_NODE_ADMIN_TOKEN", "secret")]);
+    let history = dir.path().join("history.ndjson");
+    std::fs::write(&history, "\n").expect("writing the history");
+    let commands: [&[&str]; 2] = [&["ingest"], &["follow", "--once", "--upstream", "http://127.0.0.1:9"]];
+    for args in commands {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
+        command.args(args).arg("--db").arg(&db);
+        if args == ["ingest"] {
+            command.arg(&history);
+        }
+        let output = command.output().expect("running ledger-node");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("is open in another process") && stderr.contains("POST /v0/admin/ingest"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // The serving node still answers, and takes the history itself.
+    let ok = agent()
+        .post(format!("{}/v0/admin/ingest", server.base))
+        .header("authorization", "Bearer secret")
+        .send("\n")
+        .expect("POST");
+    assert_eq!(ok.status(), 200);
 }
 
 #[test]
 fn admin_endpoints_answer_403_when_no_admin_token_is_configured() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let server = serve(&dir.path().join("node.sqlite"), &[]);
+    let server = serve(&dir.path().join("node.store"), &[]);
     let mut response = agent()
         .post(format!("{}/v0/admin/ingest", server.base))
         .header("authorization", "Bearer x")
@@ -105,7 +136,7 @@ fn a_bad_configuration_value_stops_the_node_naming_the_variable() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let output = Command::new(env!("CARGO_BIN_EXE_ledger-node"))
         .args(["serve", "--listen", "127.0.0.1:0", "--db"])
-        .arg(dir.path().join("node.sqlite"))
+        .arg(dir.path().join("node.store"))
         .env("LEDGER_NODE_SNAPSHOT_PERIOD_HOURS", "often")
         .output()
         .expect("running ledger-node");
@@ -123,7 +154,7 @@ fn the_timer_of_serve_expires_buy_traffic_requests_past_their_expiry() {
         ("LEDGER_NODE_JWT_HS256_SECRET", "test-hs256-secret"),
         ("LEDGER_NODE_JWT_MAX_TTL_HOURS", "1000000"),
     ];
-    let server = serve_with(&dir.path().join("node.sqlite"), &env, &["--tick-seconds", "1"]);
+    let server = serve_with(&dir.path().join("node.store"), &env, &["--tick-seconds", "1"]);
     let records = concat!(
         r#"{"wallet_user":{"user_id":"alice","party_id":"alice::1220"}}"#,
         "\n",
@@ -202,7 +233,7 @@ fn send(stream: &mut std::net::TcpStream, bytes: &[u8]) {
 #[test]
 fn a_request_head_that_trickles_in_is_cut_off_after_the_header_timeout() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let server = serve_with(&dir.path().join("node.sqlite"), &[], &["--header-timeout-seconds", "1"]);
+    let server = serve_with(&dir.path().join("node.store"), &[], &["--header-timeout-seconds", "1"]);
     let mut stream = connect(&server, Duration::from_millis(100));
     send(&mut stream, b"GET /version HTTP/1.1\r\n");
     let started = Instant::now();
@@ -228,7 +259,7 @@ fn a_request_head_that_trickles_in_is_cut_off_after_the_header_timeout() {
 fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout_not_the_header_timeout() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let args = ["--header-timeout-seconds", "1", "--idle-timeout-seconds", "3"];
-    let server = serve_with(&dir.path().join("node.sqlite"), &[], &args);
+    let server = serve_with(&dir.path().join("node.store"), &[], &args);
     let mut stream = connect(&server, Duration::from_millis(100));
     let request = b"GET /version HTTP/1.1\r\nhost: node\r\n\r\n";
     send(&mut stream, request);
@@ -247,7 +278,7 @@ fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout_not_the_header
 #[test]
 fn a_body_that_does_not_arrive_in_time_is_answered_408() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let server = serve_with(&dir.path().join("node.sqlite"), &[], &["--body-timeout-seconds", "1"]);
+    let server = serve_with(&dir.path().join("node.store"), &[], &["--body-timeout-seconds", "1"]);
     let mut stream = connect(&server, Duration::from_millis(100));
     send(&mut stream, b"POST /v0/backfilling/migration-info HTTP/1.1\r\nhost: node\r\ncontent-length: 100\r\n\r\n{");
     let (answer, closed) = read_until_closed(&mut stream, Duration::from_secs(8));
@@ -259,7 +290,7 @@ fn a_body_that_does_not_arrive_in_time_is_answered_408() {
 #[test]
 fn malformed_chunked_framing_is_a_400_not_a_500() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let server = serve(&dir.path().join("node.sqlite"), &[]);
+    let server = serve(&dir.path().join("node.store"), &[]);
     let head = "POST /v0/backfilling/migration-info HTTP/1.1\r\nhost: node\r\ntransfer-encoding: chunked\r\n\r\n";
     let overflow = format!("{head}fffffffffffffffffffff\r\n{{}}\r\n0\r\n\r\n");
     let extension = format!("{head}2;{}\r\n{{}}\r\n0\r\n\r\n", "x".repeat(100_000));
@@ -275,7 +306,7 @@ fn malformed_chunked_framing_is_a_400_not_a_500() {
 #[test]
 fn connections_beyond_the_cap_wait_and_are_served_when_one_closes() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let server = serve_with(&dir.path().join("node.sqlite"), &[], &["--max-connections", "2"]);
+    let server = serve_with(&dir.path().join("node.store"), &[], &["--max-connections", "2"]);
     let held: Vec<std::net::TcpStream> = (0..2).map(|_| connect(&server, Duration::from_millis(100))).collect();
     // Both accepted connections are idle; the third waits in the listen queue.
     std::thread::sleep(Duration::from_millis(300));

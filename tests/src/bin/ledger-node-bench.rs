@@ -68,7 +68,7 @@ enum Command {
     CoreIngest {
         /// The NDJSON history (as `ledger-node demo` writes it).
         file: std::path::PathBuf,
-        /// A SQLite file to ingest into; memory when not given.
+        /// A store directory to ingest into; memory when not given.
         #[arg(long)]
         db: Option<std::path::PathBuf>,
     },
@@ -107,7 +107,7 @@ fn core_ingest(file: &std::path::Path, db: Option<&std::path::Path>) -> anyhow::
     use ledger_node::ingest::{BATCH_BYTES, BATCH_LINES};
     use ledger_node_core::{config::Config, exec::block_on, ingest::ingest};
     let store = match db {
-        Some(path) => Backend::sqlite(path).map_err(|e| anyhow::anyhow!("{e:?}"))?,
+        Some(path) => Backend::open(path).map_err(|e| anyhow::anyhow!("{e:?}"))?,
         None => Backend::memory(),
     };
     let config = Config::default();

@@ -1,5 +1,5 @@
 //! The cross-host suites: one scenario suite and one storage contract, run against
-//! every host (core + memory store, the component in wasmtime over memory and SQLite,
+//! every host (core + memory store, the component in wasmtime over memory and the native store,
 //! the worker under `wrangler dev` with local D1 and KV). Every answer of the scenario
 //! suite is also checked against the node's OpenAPI document (`openapi`). A chain of
 //! followers (`chain`) crosses the hosts: native to native to the worker.
@@ -30,7 +30,7 @@ fn scenarios_pass_in_the_component_over_memory() {
 }
 
 #[test]
-fn scenarios_pass_in_the_component_over_sqlite() {
+fn scenarios_pass_in_the_component_over_the_native_store() {
     run_all(&mut ComponentTarget::new(true));
 }
 
@@ -79,13 +79,13 @@ fn follow_stops_on_upstream_errors_with_a_clear_message() {
 }
 
 #[test]
-fn a_re_sent_history_changes_nothing_in_the_core_and_the_component_over_sqlite() {
+fn a_re_sent_history_changes_nothing_in_the_core_and_the_component_over_the_native_store() {
     resend::a_re_sent_history_changes_nothing(&mut CoreTarget::new());
     resend::a_re_sent_history_changes_nothing(&mut ComponentTarget::new(true));
 }
 
 #[test]
-fn concurrent_wallet_submissions_of_one_tracking_id_give_one_request_in_the_component_over_sqlite() {
+fn concurrent_wallet_submissions_of_one_tracking_id_give_one_request_in_the_component_over_the_native_store() {
     let mut target = ComponentTarget::new(true);
     let client = target.client();
     wallet_concurrency::set_up(client);
@@ -94,13 +94,13 @@ fn concurrent_wallet_submissions_of_one_tracking_id_give_one_request_in_the_comp
 }
 
 #[test]
-fn the_sqlite_store_honours_the_storage_contract() {
+fn the_native_store_honours_the_storage_contract() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let backend = Backend::sqlite(&dir.path().join("contract.sqlite")).expect("a SQLite store");
+    let backend = Backend::open(&dir.path().join("contract.store")).expect("a store");
     let report = block_on(contract::run(&backend));
     assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
-    let in_memory = ledger_node::sqlite::SqliteStore::in_memory().expect("an in-memory SQLite store");
-    let report = block_on(contract::run(&Backend::Sqlite(Box::new(in_memory))));
+    let bulk = Backend::open_bulk(&dir.path().join("bulk.store")).expect("a store");
+    let report = block_on(contract::run(&bulk));
     assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
 }
 

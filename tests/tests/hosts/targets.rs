@@ -99,25 +99,25 @@ impl HttpClient {
 }
 
 /// The component in wasmtime behind `ledger-node serve`'s HTTP server, in this process,
-/// with a fresh memory or SQLite backend per scenario and a fixed clock.
+/// with a fresh memory or native store per scenario and a fixed clock.
 pub struct ComponentTarget {
     engine: wasmtime::Engine,
     component: wasmtime::component::Component,
     runtime: tokio::runtime::Runtime,
-    sqlite_dir: Option<tempfile::TempDir>,
+    store_dir: Option<tempfile::TempDir>,
     scenario: u32,
     server: Option<(HttpClient, tokio::sync::oneshot::Sender<()>)>,
 }
 
 impl ComponentTarget {
-    /// Over memory (`sqlite: false`) or SQLite files in a temporary directory.
-    pub fn new(sqlite: bool) -> Self {
+    /// Over memory (`on_disk: false`) or native stores in a temporary directory.
+    pub fn new(on_disk: bool) -> Self {
         let engine = host::engine().expect("a wasmtime engine");
         let component = wasmtime::component::Component::new(&engine, host::COMPONENT).expect("the component compiles");
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
-        let sqlite_dir = sqlite.then(|| tempfile::tempdir().expect("a temporary directory"));
-        ComponentTarget { engine, component, runtime, sqlite_dir, scenario: 0, server: None }
+        let store_dir = on_disk.then(|| tempfile::tempdir().expect("a temporary directory"));
+        ComponentTarget { engine, component, runtime, store_dir, scenario: 0, server: None }
     }
 
     /// The client of the running server (started over a fresh backend if none runs),
@@ -132,10 +132,8 @@ impl ComponentTarget {
     /// Starts a server over a fresh backend.
     fn start(&mut self) -> &HttpClient {
         self.scenario += 1;
-        let backend = match &self.sqlite_dir {
-            Some(dir) => {
-                Backend::sqlite(&dir.path().join(format!("scenario-{}.sqlite", self.scenario))).expect("a SQLite store")
-            }
+        let backend = match &self.store_dir {
+            Some(dir) => Backend::open(&dir.path().join(format!("scenario-{}.store", self.scenario))).expect("a store"),
             None => Backend::memory(),
         };
         let options =
@@ -155,7 +153,7 @@ impl ComponentTarget {
 
 impl Target for ComponentTarget {
     fn name(&self) -> &str {
-        if self.sqlite_dir.is_some() { "component in wasmtime + SQLite" } else { "component in wasmtime + memory" }
+        if self.store_dir.is_some() { "component in wasmtime + native store" } else { "component in wasmtime + memory" }
     }
 
     fn reset(&mut self) {

@@ -1,0 +1,395 @@
+//! The native adapter of the core's storage port: a log-structured merge tree
+//! ([fjall](https://docs.rs/fjall)) in a directory of its own.
+//!
+//! Update and contract ids are random, so the node's writes land all over its key
+//! space. An LSM tree takes them in order of arrival: a write batch is appended to a
+//! journal and applied to an in-memory table, which is written out sorted when full and
+//! merged into the levels below in the background, so no write waits for a random
+//! read of the index, however large the store. Values over [`SEPARATION_BYTES`] (update
+//! bodies, contract records) are kept apart from the keys, LZ4-compressed, in blob
+//! files that merges do not rewrite; the key index stays small enough for its upper
+//! levels to be held in memory, and a read by key is one read of the index (Bloom
+//! filters answer for keys that are absent) and one of the blob.
+//!
+//! One keyspace, `kv`, holds the core's keys as they are (fjall compares keys bytewise,
+//! exactly the port's order); `layout` records the stored layout's version. Every
+//! write batch is one fjall batch, committed atomically: its preconditions are checked
+//! and it is committed under one lock, so a put-if-absent cannot lose a race. A
+//! committed batch is visible to every read that starts after it returns.
+//!
+//! Only one process at a time holds a store (fjall locks the directory): the others are
+//! refused with advice. A SQLite file of an earlier build is refused too, with what to
+//! do about it.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, KvSeparationOptions, PersistMode, Readable as _};
+use ledger_node_core::store::{Entry, Scan, StoreError, WriteBatch, WriteError};
+
+use crate::backend::OpRef;
+
+/// Values longer than this are kept apart from the key index, in blob files.
+pub const SEPARATION_BYTES: u32 = 512;
+
+/// The stored layout's version; a store of another layout is refused rather than
+/// misread. It counts the core's keyspace too.
+const LAYOUT_VERSION: u32 = 1;
+
+/// Where the layout's version is kept, in the `layout` keyspace.
+const LAYOUT_KEY: &[u8] = b"version";
+
+/// Block cache of the key index and of small values: anonymous memory the process
+/// holds whatever the size of the store (blob files are read through the system's page
+/// cache).
+const CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Size of the in-memory table at which it is written out: a bulk load holds it, and
+/// up to four more being written, in anonymous memory.
+const MEMTABLE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The first bytes of a SQLite database file.
+const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
+
+/// A store in a directory, open in this process only.
+pub struct LsmStore {
+    db: Database,
+    kv: Keyspace,
+    /// How each commit is persisted before it returns.
+    durability: PersistMode,
+    /// Held while a batch's preconditions are checked and it is committed.
+    writer: Mutex<()>,
+    /// Batches committed since the store was opened.
+    commits: AtomicU64,
+}
+
+impl std::fmt::Debug for LsmStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LsmStore").field("durability", &self.durability).finish_non_exhaustive()
+    }
+}
+
+fn backend(e: fjall::Error) -> StoreError {
+    StoreError::new(format!("store: {e}"))
+}
+
+fn poisoned<T>(_: std::sync::PoisonError<T>) -> StoreError {
+    StoreError::new("store: the write lock was poisoned by a panic")
+}
+
+impl LsmStore {
+    /// Opens (creating if needed) the store in directory `path`.
+    ///
+    /// Every commit is synced to disk before it returns: a write the node answered for,
+    /// a wallet request above all, survives a power loss, not only a crash of the
+    /// process.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with(path, PersistMode::SyncData)
+    }
+
+    /// Opens the store in `path` for a bulk load (`ledger-node ingest`, `follow`): a
+    /// commit is handed to the system before it returns, so it survives a crash of the
+    /// process at once, and a power loss once [`Self::sync`] has returned. A bulk load
+    /// that a power loss cut short is completed by running it again, as ingest is
+    /// idempotent.
+    pub fn open_bulk(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with(path, PersistMode::Buffer)
+    }
+
+    fn open_with(path: &Path, durability: PersistMode) -> Result<Self, StoreError> {
+        refuse_a_file(path)?;
+        // The journal is written once and read only to recover: compressing it would cost
+        // every commit time, and blob files are compressed anyway.
+        let db = Database::builder(path)
+            .cache_size(CACHE_BYTES)
+            .journal_compression(fjall::CompressionType::None)
+            .open()
+            .map_err(|e| match e {
+                fjall::Error::Locked => StoreError::new(format!(
+                    "{} is open in another process (`ledger-node serve`, `ingest` or `follow`), and a store is held \
+                 by one process at a time: send history to the serving node instead (POST /v0/admin/ingest \
+                 with its admin token), or stop that process first",
+                    path.display()
+                )),
+                e => backend(e),
+            })?;
+        let layout = db.keyspace("layout", KeyspaceCreateOptions::default).map_err(backend)?;
+        let kv = db
+            .keyspace("kv", || {
+                KeyspaceCreateOptions::default()
+                    .max_memtable_size(MEMTABLE_BYTES)
+                    .with_kv_separation(Some(KvSeparationOptions::default().separation_threshold(SEPARATION_BYTES)))
+            })
+            .map_err(backend)?;
+        match layout.get(LAYOUT_KEY).map_err(backend)? {
+            Some(version) if *version == LAYOUT_VERSION.to_le_bytes() => {}
+            Some(version) => {
+                let version = <[u8; 4]>::try_from(&*version).map(u32::from_le_bytes).ok();
+                return Err(StoreError::new(format!(
+                    "{} holds a store of another layout (version {}, this build reads {LAYOUT_VERSION}); ingest \
+                     the history again into a new directory",
+                    path.display(),
+                    version.map_or_else(|| "unknown".to_owned(), |v| v.to_string()),
+                )));
+            }
+            None if kv.is_empty().map_err(backend)? => {
+                layout.insert(LAYOUT_KEY, LAYOUT_VERSION.to_le_bytes()).map_err(backend)?;
+                db.persist(PersistMode::SyncAll).map_err(backend)?;
+            }
+            None => return Err(StoreError::new(format!("{} holds keys but no layout version", path.display()))),
+        }
+        Ok(LsmStore { db, kv, durability, writer: Mutex::new(()), commits: AtomicU64::new(0) })
+    }
+
+    /// Syncs every commit so far to disk, then merges the key index into one sorted run
+    /// (a major compaction), which the end of a bulk load calls for: a load leaves many
+    /// overlapping tables and the tombstones of what it deleted, which every scan would
+    /// otherwise step through until background merges caught up.
+    pub fn sync(&self) -> Result<(), StoreError> {
+        self.db.persist(PersistMode::SyncAll).map_err(backend)?;
+        self.kv.major_compact().map_err(backend)?;
+        self.db.persist(PersistMode::SyncAll).map_err(backend)
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.kv.get(key).map_err(backend)?.map(|v| v.to_vec()))
+    }
+
+    /// The values of `keys`, in order, read from one snapshot.
+    pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let snapshot = self.db.snapshot();
+        keys.iter().map(|key| Ok(snapshot.get(&self.kv, key).map_err(backend)?.map(|v| v.to_vec()))).collect()
+    }
+
+    /// The entries of `scan`.
+    pub fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+        let end = scan.end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        if scan.end.as_deref().is_some_and(|end| end <= scan.start.as_slice()) {
+            return Ok(Vec::new());
+        }
+        let range = self.kv.range::<&[u8], _>((Bound::Included(scan.start.as_slice()), end));
+        let limit = usize::try_from(scan.limit).unwrap_or(usize::MAX);
+        let entry = |guard: fjall::Guard| {
+            let (key, value) = guard.into_inner().map_err(backend)?;
+            Ok((key.to_vec(), value.to_vec()))
+        };
+        if scan.reverse { range.rev().take(limit).map(entry).collect() } else { range.take(limit).map(entry).collect() }
+    }
+
+    /// Applies `batch` atomically.
+    pub fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
+        let ops: Vec<OpRef<'_>> = batch.ops.iter().map(OpRef::from).collect();
+        self.write_ops(&ops)
+    }
+
+    /// Applies `ops`, which borrow their bytes, atomically.
+    ///
+    /// A fjall batch gives all its writes one sequence number, so it must name a key
+    /// once: the last operation on a key decides what the batch leaves there. Every
+    /// put-if-absent is checked against the store as the batch would see it, earlier
+    /// operations included.
+    pub fn write_ops(&self, ops: &[OpRef<'_>]) -> Result<(), WriteError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let writer = self.writer.lock().map_err(poisoned)?;
+        let mut batch = self.db.batch().durability(Some(self.durability));
+        if ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. })) {
+            for (key, effect) in self.effects_with_ranges(ops)? {
+                match effect {
+                    Some(value) => batch.insert(&self.kv, &*key, value),
+                    None => batch.remove(&self.kv, &*key),
+                }
+            }
+        } else {
+            // The index of the last operation on each key so far.
+            let mut last: HashMap<&[u8], usize> = HashMap::with_capacity(ops.len());
+            for (at, op) in ops.iter().enumerate() {
+                if let OpRef::PutIfAbsent { key, .. } = *op {
+                    let present = match last.get(key) {
+                        Some(&earlier) => !matches!(ops[earlier], OpRef::Delete { .. }),
+                        None => self.kv.contains_key(key).map_err(backend)?,
+                    };
+                    if present {
+                        return Err(WriteError::PreconditionFailed { key: key.to_vec() });
+                    }
+                }
+                last.insert(op.key(), at);
+            }
+            for (at, op) in ops.iter().enumerate() {
+                if last.get(op.key()) != Some(&at) {
+                    continue;
+                }
+                match *op {
+                    OpRef::Put { key, value } | OpRef::PutIfAbsent { key, value } => batch.insert(&self.kv, key, value),
+                    OpRef::Delete { key } => batch.remove(&self.kv, key),
+                    OpRef::DeleteRange { .. } => {}
+                }
+            }
+        }
+        batch.commit().map_err(backend)?;
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        drop(writer);
+        Ok(())
+    }
+
+    /// What a batch with range deletes leaves at each key it names or deletes (`None`:
+    /// deleted), checking its preconditions; the caller holds the write lock.
+    fn effects_with_ranges<'a>(
+        &self,
+        ops: &[OpRef<'a>],
+    ) -> Result<BTreeMap<Cow<'a, [u8]>, Option<&'a [u8]>>, WriteError> {
+        let mut effects: BTreeMap<Cow<'a, [u8]>, Option<&'a [u8]>> = BTreeMap::new();
+        for op in ops {
+            match *op {
+                OpRef::Put { key, value } => {
+                    effects.insert(Cow::Borrowed(key), Some(value));
+                }
+                OpRef::PutIfAbsent { key, value } => {
+                    let present = match effects.get(key) {
+                        Some(effect) => effect.is_some(),
+                        None => self.kv.contains_key(key).map_err(backend)?,
+                    };
+                    if present {
+                        return Err(WriteError::PreconditionFailed { key: key.to_vec() });
+                    }
+                    effects.insert(Cow::Borrowed(key), Some(value));
+                }
+                OpRef::Delete { key } => {
+                    effects.insert(Cow::Borrowed(key), None);
+                }
+                OpRef::DeleteRange { start, end } => {
+                    if end.is_some_and(|end| end <= start) {
+                        continue;
+                    }
+                    let range = (Bound::Included(start), end.map_or(Bound::Unbounded, Bound::Excluded));
+                    for (_, effect) in effects.range_mut::<[u8], _>(range) {
+                        *effect = None;
+                    }
+                    for guard in self.kv.range::<&[u8], _>(range) {
+                        let key = guard.key().map_err(backend)?;
+                        effects.insert(Cow::Owned(key.to_vec()), None);
+                    }
+                }
+            }
+        }
+        Ok(effects)
+    }
+
+    /// How many batches this store has committed since it was opened.
+    #[cfg(test)]
+    pub(crate) fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    /// Holds the write lock (saying so on `held`) until `release` says to let go, first
+    /// writing the key and value it may carry as another writer would, unchecked.
+    #[cfg(test)]
+    pub(crate) fn stall_writes(
+        &self,
+        held: std::sync::mpsc::Sender<()>,
+        release: std::sync::mpsc::Receiver<Option<(Vec<u8>, Vec<u8>)>>,
+    ) {
+        let _writer = self.writer.lock();
+        let _ = held.send(());
+        if let Ok(Some((key, value))) = release.recv() {
+            self.kv.insert(key, value).expect("a write");
+        }
+    }
+}
+
+/// Refuses a path that is a file: a SQLite store of an earlier build, or anything else.
+fn refuse_a_file(path: &Path) -> Result<(), StoreError> {
+    if !path.is_file() {
+        return Ok(());
+    }
+    let mut header = [0u8; 16];
+    let is_sqlite = std::fs::File::open(path)
+        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut header))
+        .is_ok_and(|()| header == SQLITE_HEADER);
+    Err(StoreError::new(if is_sqlite {
+        format!(
+            "{} is a SQLite store of an earlier build of ledger-node; this build keeps its store in a directory, \
+             in another engine, and cannot read it: ingest the history again into a new directory \
+             (ledger-node ingest --db <directory> <history>), then remove the old file",
+            path.display()
+        )
+    } else {
+        format!("{} is a file; a store is a directory (created if absent)", path.display())
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(store: &LsmStore, key: &[u8], value: &[u8]) {
+        store.write_ops(&[OpRef::Put { key, value }]).expect("a write");
+    }
+
+    #[test]
+    fn large_and_small_values_read_back_after_a_reopen() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("store");
+        let large = vec![7u8; 10_000];
+        {
+            let store = LsmStore::open(&path).expect("a store");
+            put(&store, b"small", b"value");
+            put(&store, b"large", &large);
+        }
+        let store = LsmStore::open(&path).expect("the store again");
+        assert_eq!(store.get(b"small").expect("a read"), Some(b"value".to_vec()));
+        assert_eq!(store.get(b"large").expect("a read"), Some(large));
+    }
+
+    #[test]
+    fn a_second_opening_of_one_store_is_refused_with_advice() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let _first = LsmStore::open(dir.path()).expect("a store");
+        let error = LsmStore::open_bulk(dir.path()).expect_err("one process at a time").to_string();
+        assert!(error.contains("open in another process") && error.contains("POST /v0/admin/ingest"), "{error}");
+    }
+
+    #[test]
+    fn a_sqlite_file_of_an_earlier_build_is_refused_with_advice() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("node.sqlite");
+        std::fs::write(&path, [SQLITE_HEADER, &[0u8; 100]].concat()).expect("a file");
+        let error = LsmStore::open(&path).expect_err("a SQLite file").to_string();
+        assert!(error.contains("SQLite store of an earlier build") && error.contains("ingest the history again"));
+        std::fs::write(&path, b"text").expect("a file");
+        let error = LsmStore::open(&path).expect_err("a file").to_string();
+        assert!(error.contains("a store is a directory"), "{error}");
+    }
+
+    #[test]
+    fn a_store_of_another_layout_is_refused() {
+        let dir = tempfile::tempdir().expect("a directory");
+        {
+            let store = LsmStore::open(dir.path()).expect("a store");
+            let layout = store.db.keyspace("layout", KeyspaceCreateOptions::default).expect("the layout keyspace");
+            layout.insert(LAYOUT_KEY, 0u32.to_le_bytes()).expect("a write");
+        }
+        let error = LsmStore::open(dir.path()).expect_err("another layout").to_string();
+        assert!(error.contains(&format!("another layout (version 0, this build reads {LAYOUT_VERSION})")), "{error}");
+    }
+
+    #[test]
+    fn a_key_written_twice_in_one_batch_keeps_the_last_value() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let store = LsmStore::open(dir.path()).expect("a store");
+        let ops = [
+            OpRef::Put { key: b"k", value: b"first" },
+            OpRef::Delete { key: b"k" },
+            OpRef::PutIfAbsent { key: b"k", value: b"last" },
+        ];
+        store.write_ops(&ops).expect("a write");
+        assert_eq!(store.get(b"k").expect("a read"), Some(b"last".to_vec()));
+    }
+}
