@@ -56,6 +56,9 @@ const MEMTABLE_BYTES: u64 = 32 * 1024 * 1024;
 /// The first bytes of a SQLite database file.
 const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
 
+/// What a write batch leaves at each key it names, in key order (`None`: deleted).
+type Effects<'a> = BTreeMap<Cow<'a, [u8]>, Option<&'a [u8]>>;
+
 /// A store in a directory, open in this process only.
 pub struct LsmStore {
     db: Database,
@@ -241,11 +244,8 @@ impl LsmStore {
 
     /// What a batch with range deletes leaves at each key it names or deletes (`None`:
     /// deleted), checking its preconditions; the caller holds the write lock.
-    fn effects_with_ranges<'a>(
-        &self,
-        ops: &[OpRef<'a>],
-    ) -> Result<BTreeMap<Cow<'a, [u8]>, Option<&'a [u8]>>, WriteError> {
-        let mut effects: BTreeMap<Cow<'a, [u8]>, Option<&'a [u8]>> = BTreeMap::new();
+    fn effects_with_ranges<'a>(&self, ops: &[OpRef<'a>]) -> Result<Effects<'a>, WriteError> {
+        let mut effects = Effects::new();
         for op in ops {
             match *op {
                 OpRef::Put { key, value } => {
