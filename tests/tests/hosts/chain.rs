@@ -238,7 +238,7 @@ pub fn a_history_crosses_a_chain_of_followers_byte_for_byte() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let history_file = dir.path().join("demo.ndjson");
     let history = demo(&history_file, UPDATES);
-    let (a_db, b_db) = (dir.path().join("a.sqlite"), dir.path().join("b.sqlite"));
+    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
     run(&["ingest", "--db", a_db.to_str().expect("UTF-8"), history_file.to_str().expect("UTF-8")], &[]);
     let a = serve(&a_db);
     let summary = run(
@@ -280,7 +280,7 @@ pub fn a_follower_killed_at_any_moment_resumes_without_gap_or_duplicate() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let history_file = dir.path().join("demo.ndjson");
     let history = demo(&history_file, 3_000);
-    let (a_db, b_db) = (dir.path().join("a.sqlite"), dir.path().join("b.sqlite"));
+    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
     run(&["ingest", "--db", a_db.to_str().expect("UTF-8"), history_file.to_str().expect("UTF-8")], &[]);
     let a = serve(&a_db);
     let follow = || {
@@ -324,7 +324,7 @@ pub fn a_follower_killed_at_any_moment_resumes_without_gap_or_duplicate() {
 /// Upstream failures stop `ledger-node follow` with a message naming them.
 pub fn follow_stops_on_upstream_errors_with_a_clear_message() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let db = dir.path().join("b.sqlite");
+    let db = dir.path().join("b.store");
     let db = db.to_str().expect("UTF-8");
     let fails = |upstream: &str, token: &str| {
         let output = ledger_node()
@@ -340,7 +340,7 @@ pub fn follow_stops_on_upstream_errors_with_a_clear_message() {
     assert!(message.contains("cannot connect"), "{message}");
     let message = fails("https://scan.example", ADMIN_TOKEN);
     assert!(message.contains("https"), "{message}");
-    let a_db = dir.path().join("a.sqlite");
+    let a_db = dir.path().join("a.store");
     let a = serve(&a_db);
     let message = fails(&a.base, "not-the-token");
     assert!(message.contains("401") && message.contains("admin token"), "{message}");
@@ -352,7 +352,7 @@ pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let history_file = dir.path().join("demo.ndjson");
     let history = demo(&history_file, 1_000);
-    let (a_db, b_db) = (dir.path().join("a.sqlite"), dir.path().join("b.sqlite"));
+    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
     run(&["ingest", "--db", a_db.to_str().expect("UTF-8"), history_file.to_str().expect("UTF-8")], &[]);
     let a = serve(&a_db);
     // B holds the history's first 200 updates, the last of them changed.
@@ -391,7 +391,7 @@ pub fn serve_keeps_following_its_upstream() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let history_file = dir.path().join("demo.ndjson");
     let history = demo(&history_file, 1_200);
-    let (a_db, b_db) = (dir.path().join("a.sqlite"), dir.path().join("b.sqlite"));
+    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
     let a = serve(&a_db);
     // A gets the first half of its history before B starts, the rest after.
     let lines: Vec<String> = history.iter().map(Value::to_string).collect();
