@@ -26,6 +26,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::history;
 use crate::http::Response;
 use crate::ids;
 use crate::json::Json;
@@ -39,8 +40,6 @@ use crate::time::Timestamp;
 pub const TOPOLOGY_PAGE: u32 = 1000;
 /// Most contract ids one blobs request may name.
 pub const MAX_CONTRACT_IDS: usize = 1000;
-/// Most migrations the state lists.
-const MAX_MIGRATIONS: u32 = 1000;
 
 /// A position in the history stream: strictly after this migration id and record time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,35 +206,24 @@ async fn stream_position<S: Store>(store: &S) -> Result<Option<Position>, Error>
 
 /// The last import update of each migration holding import updates.
 async fn import_ends<S: Store>(store: &S) -> Result<Vec<ImportEnd>, Error> {
-    let imports = Key::new(keys::IMPORT_UPDATE).into_bytes();
     let mut ends = Vec::new();
-    let mut from = imports.clone();
-    for _ in 0..MAX_MIGRATIONS {
-        let scan = Scan { start: from, end: prefix_end(&imports), limit: 1, reverse: false };
-        let Some((key, _)) = store.scan(&scan).await?.into_iter().next() else { break };
-        let Some(migration_id) = keys::decode_i64(&key, 1) else {
-            return Err(Error::Internal("an unreadable import update key".into()));
-        };
+    for migration_id in history::import_migrations(store).await? {
         let prefix = Key::new(keys::IMPORT_UPDATE).i64(migration_id).into_bytes();
         let Some((last, _)) = store.scan(&Scan::prefix(&prefix, 1).reversed()).await?.into_iter().next() else {
-            break;
+            continue;
         };
         let (last_update_id, _) = last
             .get(prefix.len()..)
             .and_then(keys::decode_str)
             .ok_or_else(|| Error::Internal("an unreadable import update key".into()))?;
         ends.push(ImportEnd { migration_id, last_update_id });
-        match migration_id.checked_add(1) {
-            Some(next) => from = Key::new(keys::IMPORT_UPDATE).i64(next).into_bytes(),
-            None => break,
-        }
     }
     Ok(ends)
 }
 
 /// Every backfill record.
 async fn backfill<S: Store>(store: &S) -> Result<Vec<BackfillRecord>, Error> {
-    let entries = store.scan(&Scan::prefix(&[keys::BACKFILL], MAX_MIGRATIONS)).await?;
+    let entries = store.scan(&Scan::prefix(&[keys::BACKFILL], history::MAX_MIGRATIONS)).await?;
     entries
         .iter()
         .map(|(key, value)| {

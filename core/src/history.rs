@@ -58,8 +58,8 @@ pub const MAX_PAGE: u32 = 1000;
 /// Most updates one group of equal (migration id, record time) may hold for a page to
 /// return it whole; a larger group is a 500 rather than a page that splits it.
 pub const MAX_GROUP: u32 = 10_000;
-/// Most migrations the status endpoint looks at.
-const MAX_MIGRATIONS: u32 = 1000;
+/// Most migrations the status and export endpoints look at.
+pub(crate) const MAX_MIGRATIONS: u32 = 1000;
 
 /// The stream index entry of a non-import `update`.
 pub fn stream_key(update: &Update) -> Vec<u8> {
@@ -207,19 +207,10 @@ pub async fn updates_before<S: Store>(store: &S, body: &[u8]) -> Result<Response
 pub async fn status<S: Store>(store: &S) -> Result<Response, Error> {
     let held = store.scan(&Scan::prefix(&[keys::MIGRATION_RANGE], MAX_MIGRATIONS)).await?;
     let mut migrations: Vec<i64> = held.iter().filter_map(|(key, _)| keys::decode_i64(key, 1)).collect();
-    let imports = Key::new(keys::IMPORT_UPDATE).into_bytes();
-    // Migrations holding only import updates count too: the first import of each.
-    let mut from = imports.clone();
-    for _ in 0..MAX_MIGRATIONS {
-        let scan = Scan { start: from, end: crate::store::prefix_end(&imports), limit: 1, reverse: false };
-        let Some((key, _)) = store.scan(&scan).await?.into_iter().next() else { break };
-        let Some(migration_id) = keys::decode_i64(&key, 1) else { break };
+    // Migrations holding only import updates count too.
+    for migration_id in import_migrations(store).await? {
         if !migrations.contains(&migration_id) {
             migrations.push(migration_id);
-        }
-        match migration_id.checked_add(1) {
-            Some(next) => from = Key::new(keys::IMPORT_UPDATE).i64(next).into_bytes(),
-            None => break,
         }
     }
     let keys: Vec<Vec<u8>> = migrations.iter().map(|&m| crate::network::backfill_key(m)).collect();
@@ -236,6 +227,26 @@ pub async fn status<S: Store>(store: &S) -> Result<Response, Error> {
         complete &= done;
     }
     Ok(Response::ok(&serde_json::json!({ "complete": complete })))
+}
+
+/// The migrations holding import updates, in order: one scan per migration (its first
+/// import), and one more that finds none; at most [`MAX_MIGRATIONS`].
+pub(crate) async fn import_migrations<S: Store>(store: &S) -> Result<Vec<i64>, Error> {
+    let imports = Key::new(keys::IMPORT_UPDATE).into_bytes();
+    let mut migrations = Vec::new();
+    let mut from = imports.clone();
+    for _ in 0..MAX_MIGRATIONS {
+        let scan = Scan { start: from, end: crate::store::prefix_end(&imports), limit: 1, reverse: false };
+        let Some((key, _)) = store.scan(&scan).await?.into_iter().next() else { break };
+        let migration_id =
+            keys::decode_i64(&key, 1).ok_or_else(|| Error::Internal("an unreadable import update key".into()))?;
+        migrations.push(migration_id);
+        match migration_id.checked_add(1) {
+            Some(next) => from = Key::new(keys::IMPORT_UPDATE).i64(next).into_bytes(),
+            None => break,
+        }
+    }
+    Ok(migrations)
 }
 
 /// The stored bodies of `ids` in `encoding`, as `api` renders them.
