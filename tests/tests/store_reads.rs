@@ -33,6 +33,18 @@ fn call(node: &Node, method: &str, target: &str) -> (u16, StoreCalls) {
     (response.status, calls)
 }
 
+/// POSTs `body` to `path`, which must answer 200: its JSON body, and the store calls
+/// it made.
+fn post_json(node: &Node, path: &str, body: serde_json::Value) -> (serde_json::Value, StoreCalls) {
+    let (response, calls) = node
+        .instance()
+        .expect("an instance")
+        .handle_counted(&request("POST", path, Some(body.to_string().into_bytes())))
+        .expect("handled");
+    assert_eq!(response.status, 200, "{path}: {}", String::from_utf8_lossy(&response.body));
+    (serde_json::from_slice(&response.body).expect("JSON"), calls)
+}
+
 /// A demo history of `updates` updates, and some of its update ids.
 fn demo(updates: usize) -> (Vec<u8>, Vec<String>) {
     let mut history = Vec::new();
@@ -110,13 +122,7 @@ fn a_re_sent_batch_reads_its_held_updates_in_bounded_round_trips() {
 fn a_page_of_the_history_stream_costs_a_bounded_number_of_store_reads() {
     let (node, _) = ingested(1500);
     let post = |path: &str, body: serde_json::Value| {
-        let (response, calls) = node
-            .instance()
-            .expect("an instance")
-            .handle_counted(&request("POST", path, Some(body.to_string().into_bytes())))
-            .expect("handled");
-        assert_eq!(response.status, 200, "{path}: {}", String::from_utf8_lossy(&response.body));
-        let body: serde_json::Value = serde_json::from_slice(&response.body).expect("JSON");
+        let (body, calls) = post_json(&node, path, body);
         (body["transactions"].as_array().expect("transactions").clone(), calls)
     };
     // Walk the whole stream, 100 a page.
@@ -152,15 +158,7 @@ fn a_page_of_the_history_stream_costs_a_bounded_number_of_store_reads() {
 fn the_export_endpoints_cost_a_bounded_number_of_store_reads() {
     for updates in [1100, 3000] {
         let (node, _) = ingested(updates);
-        let post = |path: &str, body: serde_json::Value| {
-            let (response, calls) = node
-                .instance()
-                .expect("an instance")
-                .handle_counted(&request("POST", path, Some(body.to_string().into_bytes())))
-                .expect("handled");
-            assert_eq!(response.status, 200, "{path}: {}", String::from_utf8_lossy(&response.body));
-            (serde_json::from_slice::<serde_json::Value>(&response.body).expect("JSON"), calls)
-        };
+        let post = |path: &str, body: serde_json::Value| post_json(&node, path, body);
         let (state, calls) = post("/v0/admin/export/state", serde_json::json!({}));
         let migrations_with_imports = state["import_updates"].as_array().expect("import_updates").len() as u32;
         assert!(migrations_with_imports >= 1, "the demo has a hard migration: {state}");

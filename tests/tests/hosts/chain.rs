@@ -4,7 +4,7 @@
 //! answer byte for byte the same on the three.
 
 use std::io::{BufRead as _, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -94,6 +94,30 @@ pub fn demo(path: &Path, updates: u64) -> Vec<Value> {
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).expect("JSON"))
         .collect()
+}
+
+/// Node A serving a demo history (ingested from a file with `ledger-node ingest`), and
+/// where the store of a node B goes. Dropped in field order: A stops before its
+/// directory goes.
+pub struct ServedDemo {
+    /// Node A.
+    pub a: NativeNode,
+    /// The history, record by record.
+    pub history: Vec<Value>,
+    /// B's store, not created yet.
+    pub b_db: PathBuf,
+    /// The directory of the history file and both stores.
+    pub dir: tempfile::TempDir,
+}
+
+/// A demo history of `updates` update records, ingested into node A, served.
+pub fn served_demo(updates: u64) -> ServedDemo {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let history_file = dir.path().join("demo.ndjson");
+    let history = demo(&history_file, updates);
+    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
+    run(&["ingest", "--db", a_db.to_str().expect("UTF-8"), history_file.to_str().expect("UTF-8")], &[]);
+    ServedDemo { a: serve(&a_db), history, b_db, dir }
 }
 
 fn get(target: &str) -> Outgoing {
@@ -235,18 +259,14 @@ pub fn same_stream(nodes: &[(&str, &HttpClient)], path: &str, encoding: &str, pa
 
 /// The chain A → B (native) → the worker, then every read compared.
 pub fn a_history_crosses_a_chain_of_followers_byte_for_byte() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let history_file = dir.path().join("demo.ndjson");
-    let history = demo(&history_file, UPDATES);
-    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
-    run(&["ingest", "--db", a_db.to_str().expect("UTF-8"), history_file.to_str().expect("UTF-8")], &[]);
-    let a = serve(&a_db);
+    let served = served_demo(UPDATES);
+    let (a, history, b_db) = (&served.a, &served.history, &served.b_db);
     let summary = run(
         &["follow", "--once", "--upstream", &a.base, "--db", b_db.to_str().expect("UTF-8")],
         &[("LEDGER_NODE_UPSTREAM_TOKEN", ADMIN_TOKEN)],
     );
     assert!(summary.contains("caught up"), "{summary}");
-    let b = serve(&b_db);
+    let b = serve(b_db);
 
     let worker = WorkerTarget::start_with(&[
         ("LEDGER_NODE_UPSTREAM_URL".into(), b.base.clone()),
@@ -265,7 +285,7 @@ pub fn a_history_crosses_a_chain_of_followers_byte_for_byte() {
     worker.client().send(&get("/__scheduled?cron=*+*+*+*+*"));
 
     let nodes = [("A", &a.client), ("B", &b.client), ("the worker", worker.client())];
-    for read in reads(&history) {
+    for read in reads(history) {
         same_answer(&nodes, &read);
     }
     let items = same_stream(&nodes, "/v2/updates", "protobuf_json", 100);
@@ -277,16 +297,12 @@ pub fn a_history_crosses_a_chain_of_followers_byte_for_byte() {
 /// A follower killed with SIGKILL at moments spread over its run, and started again
 /// each time, ends with exactly the upstream's history: no gap, no duplicate.
 pub fn a_follower_killed_at_any_moment_resumes_without_gap_or_duplicate() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let history_file = dir.path().join("demo.ndjson");
-    let history = demo(&history_file, 3_000);
-    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
-    run(&["ingest", "--db", a_db.to_str().expect("UTF-8"), history_file.to_str().expect("UTF-8")], &[]);
-    let a = serve(&a_db);
+    let served = served_demo(3_000);
+    let (a, history, b_db) = (&served.a, &served.history, &served.b_db);
     let follow = || {
         ledger_node()
             .args(["follow", "--once", "--page-size", "50", "--upstream", &a.base, "--db"])
-            .arg(&b_db)
+            .arg(b_db)
             .env("LEDGER_NODE_UPSTREAM_TOKEN", ADMIN_TOKEN)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -313,9 +329,9 @@ pub fn a_follower_killed_at_any_moment_resumes_without_gap_or_duplicate() {
     assert!(killed >= 2, "the follower finished before it could be killed twice ({killed})");
     let status = follow().wait().expect("the last run");
     assert!(status.success(), "the last run of the follower failed");
-    let b = serve(&b_db);
+    let b = serve(b_db);
     let nodes = [("A", &a.client), ("B", &b.client)];
-    for read in reads(&history) {
+    for read in reads(history) {
         same_answer(&nodes, &read);
     }
     same_stream(&nodes, "/v2/updates", "protobuf_json", 1000);
@@ -349,12 +365,8 @@ pub fn follow_stops_on_upstream_errors_with_a_clear_message() {
 /// A follower whose last group holds an update that differs from the upstream's stops
 /// at it, and applies nothing of the page prepared and sent beside it.
 pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let history_file = dir.path().join("demo.ndjson");
-    let history = demo(&history_file, 1_000);
-    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
-    run(&["ingest", "--db", a_db.to_str().expect("UTF-8"), history_file.to_str().expect("UTF-8")], &[]);
-    let a = serve(&a_db);
+    let served = served_demo(1_000);
+    let (a, history, b_db) = (&served.a, &served.history, &served.b_db);
     // B holds the history's first 200 updates, the last of them changed.
     let mut held: Vec<Value> = history.iter().filter(|line| line.get("update").is_some()).take(200).cloned().collect();
     let changed = held.last_mut().expect("an update");
@@ -367,7 +379,7 @@ pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
         .and_then(|u| u["update_id"].as_str())
         .expect("a next update")
         .to_owned();
-    let held_file = dir.path().join("held.ndjson");
+    let held_file = served.dir.path().join("held.ndjson");
     let lines: Vec<String> = held.iter().map(Value::to_string).collect();
     std::fs::write(&held_file, lines.join("\n")).expect("writing B's history");
     run(&["ingest", "--db", b_db.to_str().expect("UTF-8"), held_file.to_str().expect("UTF-8")], &[]);
@@ -380,7 +392,7 @@ pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
     let message = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "following past a conflict succeeded: {message}");
     assert!(message.contains("409") && message.contains(&changed_id), "{message}");
-    let b = serve(&b_db);
+    let b = serve(b_db);
     let next = b.client.send(&get(&format!("/v2/updates/{next_id}")));
     assert_eq!(next.status, 404, "the update after the conflict was applied");
 }
