@@ -17,11 +17,12 @@
 //! |---|---|---|---|
 //! | Cloudflare Worker | `ledger-node-worker` | D1 (KV caches immutable bodies) | the isolate's event loop |
 //! | WASI 0.2 component | `ledger-node-component` | the WIT `store` import | [`exec::block_on`] |
-//! | native wasmtime host | `ledger-node` (in `tests/`) | SQLite or memory, behind the component's import | inside the component |
+//! | native wasmtime host | `ledger-node` (in `host/`) | fjall or memory, behind the component's import | inside the component |
 //!
 //! The native host does not link this crate's request handling into its binary: it
-//! runs the component, so the tests exercise exactly what is deployed. Its tests also
-//! link this crate directly to run the same scenarios against [`store::MemoryStore`].
+//! runs the component, so the tests exercise exactly what is deployed. The cross-host
+//! suites (`ledger-node-tests`, in `tests/`) also link this crate directly to run the
+//! same scenarios against [`store::MemoryStore`].
 //!
 //! ## Following
 //!

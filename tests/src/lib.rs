@@ -1,35 +1,66 @@
-//! # ledger-node, native
+//! # ledger-node's cross-host tests
 //!
-//! The native host of the ledger-node component, and the home of the cross-host test
-//! suites.
+//! The suites that hold every host of the node to the same behaviour, and the tools
+//! that measure it. The node itself is elsewhere: the core in `ledger-node-core`, the
+//! native host (the `ledger-node` binary and its library) in the `ledger-node` crate.
 //!
-//! - [`host`] compiles the component (built by this crate's `build.rs` for
-//!   `wasm32-wasip2` and embedded in the binary) once with wasmtime, and runs a fresh
-//!   instance per request over a [`backend::Backend`]: a log-structured store in a
-//!   directory ([`lsm`]) or memory. It serves the component's WIT `store` import from that backend (a write
-//!   batch is read in place in the component's memory); WASI supplies the clock, the
-//!   random source and the configuration ([`config`]) as environment variables.
-//! - [`ingest`] streams a history file through the component in pipelined batches that
-//!   take turns at the store ([`host::turns`]) and write behind ([`behind`]): a batch's
-//!   turn ends when its write is queued, and a writer thread commits the queue in order.
-//! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
-//!   requests and decides nothing. [`scheduler`] runs the node's scheduled jobs on a
-//!   timer (`--tick-seconds`).
-//! - [`demo`] generates a deterministic demo network history as NDJSON ingest records
-//!   (`ledger-node demo`).
-//! - The binary (`src/main.rs`) is the `ledger-node` command line.
+//! - `tests/hosts/` runs one scenario suite (`scenarios/*.json`: request in, status and
+//!   body out, every answer also checked against the OpenAPI document) against the core
+//!   over the memory store, the component in wasmtime over memory and over the native
+//!   store, and the worker under `wrangler dev`; the storage contract against every
+//!   store adapter; and a chain of followers across the hosts.
+//! - `tests/serve.rs` and `tests/crash.rs` run the `ledger-node` binary as an operator
+//!   does: serving, and ingest killed at any moment.
+//! - `tests/store_reads.rs` counts the store calls a request makes, against budgets.
+//! - `tests/component_world.rs` checks the embedded component against `wit/node.wit`.
+//! - `client/` is a TypeScript client generated from the OpenAPI document and run
+//!   against the native node (`client/run`).
+//! - The `ledger-node-bench` binary is the benchmark's load generator and ceiling
+//!   server.
 //!
-//! Every request is answered by the component; this crate links the core only for its
-//! storage port types (so that the storage contract suite runs against the native
-//! store) and its configuration parser (to refuse a bad configuration at start-up).
+//! This library is what the suites share: where the `ledger-node` binary is and how to
+//! start it ([`binary`], [`ledger_node()`]).
 
-pub mod backend;
-pub mod behind;
-pub mod config;
-pub mod demo;
-pub mod follow;
-pub mod host;
-pub mod ingest;
-pub mod lsm;
-pub mod scheduler;
-pub mod server;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The environment variable naming another `ledger-node` binary to test.
+pub const BINARY_VARIABLE: &str = "LEDGER_NODE_BIN";
+
+/// The `ledger-node` binary the suites run: `LEDGER_NODE_BIN` when set, else the one
+/// cargo built beside the running test, in the same target directory and profile
+/// (`target/debug/ledger-node` for `cargo test`; `CARGO_TARGET_DIR` moves both).
+///
+/// `cargo test` from the workspace root builds it before any test runs (the host crate
+/// has tests of its own, which makes cargo build its binary). Panics, naming the
+/// command that builds it, when it is missing.
+pub fn binary() -> PathBuf {
+    if let Some(path) = std::env::var_os(BINARY_VARIABLE) {
+        return PathBuf::from(path);
+    }
+    let test = std::env::current_exe().expect("the path of the running test");
+    // A test runs from `<target>/<profile>/deps/`; the binaries are in `<target>/<profile>/`.
+    let profile = test
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the running test lies in a target directory's deps folder");
+    let binary = profile.join(format!("ledger-node{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        binary.is_file(),
+        "{} is missing: run the tests with `cargo test` from the workspace root, which builds it, or build it \
+         first with `cargo build --bin ledger-node` (or name another one in {BINARY_VARIABLE})",
+        binary.display()
+    );
+    binary
+}
+
+/// A command running [`binary`] with no `LEDGER_NODE_*` variable of the caller's
+/// environment inherited: a test sets the ones it means.
+pub fn ledger_node() -> Command {
+    let mut command = Command::new(binary());
+    for name in ledger_node_core::config::NAMES {
+        command.env_remove(name);
+    }
+    command.env_remove(ledger_node_core::follow::UPSTREAM_TOKEN);
+    command
+}

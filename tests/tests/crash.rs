@@ -8,14 +8,7 @@ use std::time::{Duration, Instant};
 
 use ledger_node::backend::Backend;
 use ledger_node_core::store::Scan;
-
-fn ledger_node() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
-    for name in ledger_node_core::config::NAMES {
-        command.env_remove(name);
-    }
-    command
-}
+use ledger_node_tests::ledger_node;
 
 fn ingest(db: &Path, history: &Path) -> Command {
     let mut command = ledger_node();

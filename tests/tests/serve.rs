@@ -24,11 +24,8 @@ fn serve(db: &std::path::Path, env: &[(&str, &str)]) -> Server {
 /// learns the address from the line it prints once it listens, so that tests running
 /// side by side can never race for a port.
 fn serve_with(db: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Server {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
+    let mut command = ledger_node_tests::ledger_node();
     command.args(["serve", "--listen", "127.0.0.1:0", "--db"]).arg(db).args(args);
-    for name in ledger_node_core::config::NAMES {
-        command.env_remove(name);
-    }
     command.envs(env.iter().copied());
     let mut child = command
         .stdin(Stdio::null())
@@ -95,7 +92,7 @@ fn ingest_and_follow_into_a_store_that_serve_holds_are_refused_naming_the_servin
     std::fs::write(&history, "\n").expect("writing the history");
     let commands: [&[&str]; 2] = [&["ingest"], &["follow", "--once", "--upstream", "http://127.0.0.1:9"]];
     for args in commands {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
+        let mut command = Command::new(ledger_node_tests::binary());
         command.args(args).arg("--db").arg(&db);
         if args == ["ingest"] {
             command.arg(&history);
@@ -134,7 +131,7 @@ fn admin_endpoints_answer_403_when_no_admin_token_is_configured() {
 #[test]
 fn a_bad_configuration_value_stops_the_node_naming_the_variable() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let output = Command::new(env!("CARGO_BIN_EXE_ledger-node"))
+    let output = Command::new(ledger_node_tests::binary())
         .args(["serve", "--listen", "127.0.0.1:0", "--db"])
         .arg(dir.path().join("node.store"))
         .env("LEDGER_NODE_SNAPSHOT_PERIOD_HOURS", "often")

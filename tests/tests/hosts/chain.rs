@@ -36,12 +36,7 @@ impl Drop for NativeNode {
 
 /// The binary, with no `LEDGER_NODE_*` variable inherited.
 pub fn ledger_node() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
-    for name in ledger_node_core::config::NAMES {
-        command.env_remove(name);
-    }
-    command.env_remove(ledger_node_core::follow::UPSTREAM_TOKEN);
-    command
+    ledger_node_tests::ledger_node()
 }
 
 /// Serves `db` on a port the kernel picks, with the test admin token.
