@@ -11,10 +11,12 @@
 //!   [`Limits::body_timeout`] (else 408), and a keep-alive connection with no request
 //!   for [`Limits::idle_timeout`] is closed.
 //! - **Instances**: the body is read (up to the limit the component sets for the route)
-//!   before the request takes an instance; the component runs on the blocking thread
-//!   pool, at most [`Limits::concurrent_calls`] at once, never on the threads that
-//!   accept and read connections; an instance whose memory grew past a bound is
-//!   dropped after its request ([`Node::checkin`]).
+//!   before the request takes an instance; a request with a body runs the component
+//!   on the blocking thread pool, at most [`Limits::concurrent_calls`] at once, never
+//!   on the threads that accept and read connections. A GET without a body, a bounded
+//!   number of store reads, runs on the connection's own thread: handing it to the pool
+//!   and back would cost more than the call. An instance whose memory grew past a bound
+//!   is dropped after its request ([`Node::checkin`]).
 //! - **Framing**: a body hyper cannot decode (a bad chunk size, an oversized chunk
 //!   extension) is a 400, and the connection is closed after it.
 
