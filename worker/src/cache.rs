@@ -8,8 +8,9 @@
 //! `BODIES` ([`crate::r2`]) and D1 keeps everything else. [`CachedStore`] reads a body
 //! from, in order,
 //!
-//! 1. the isolate's memory ([`memory`]): up to [`MEMORY_BYTES`], least recently used
-//!    evicted first, filled by reads that went further and by writes of a few bodies
+//! 1. the isolate's memory ([`memory`]): up to [`MEMORY_BYTES`], evicted by
+//!    `quick_cache`'s policy (a body read again outlasts bodies read once), filled by
+//!    reads that went further and by writes of a few bodies
 //!    ([`MAX_BODIES_FILLED_BY_WRITE`]);
 //! 2. KV (the `CACHE` binding, shared by every isolate), under
 //!    `body/<generation>/<key>`; a body read from R2 is put there after the response

@@ -38,8 +38,8 @@
 //! no reader finds an update without its body, nor a body of an update whose batch
 //! failed. `GET /v2/updates/{id}` (and `/v1`) reads one body, and bodies never change
 //! once written: only a reset deletes them. [`CachedStore`] keeps them in two tiers in
-//! front of R2, the isolate's memory (32 MiB, least recently used evicted first) and
-//! KV (shared by all isolates; skipped when `CACHE` is not bound); every other key,
+//! front of R2, the isolate's memory (32 MiB; a body read again outlasts ones read
+//! once) and KV (shared by all isolates; skipped when `CACHE` is not bound); every other key,
 //! scan and write goes straight to D1. A reset replaces the *generation* kept in D1
 //! (table `cache_generation`), which is part of every R2 object name and KV key: the
 //! isolate that reset serves no old body, and every other isolate reads the generation

@@ -8,104 +8,47 @@
 //! fill from an earlier epoch is dropped, so a body read before a reset never lands in
 //! the cache after it.
 
-use std::collections::BTreeMap;
+use quick_cache::Weighter;
+use quick_cache::unsync::Cache;
 
 /// How long a generation read from D1 is trusted before it is read again, in
 /// milliseconds: the bound on how long an isolate serves bodies from before a reset
 /// made by another isolate.
 pub const GENERATION_TTL_MS: u64 = 1000;
 
-/// What an entry costs beyond its key and value: the map nodes and the key's copy in
-/// the use index (counted with the key, see [`cost`]).
-const ENTRY_OVERHEAD: usize = 64;
+/// What an entry costs beyond its key and value: its slot in the cache's table and the
+/// headers of its two allocations.
+const ENTRY_OVERHEAD: u64 = 64;
+
+/// The size of a typical body, to size the cache's record of recently evicted keys
+/// (which it keeps outside the byte budget, tens of bytes each).
+const TYPICAL_BODY_BYTES: usize = 4096;
 
 /// The bytes an entry of `key` and `value` is charged.
-fn cost(key: &[u8], value: &[u8]) -> usize {
-    2 * key.len() + value.len() + ENTRY_OVERHEAD
+fn cost(key: &[u8], value: &[u8]) -> u64 {
+    u64::try_from(key.len() + value.len()).unwrap_or(u64::MAX).saturating_add(ENTRY_OVERHEAD)
 }
 
-/// Values by key, at most `capacity` bytes of them (as charged by [`cost`]); when full,
-/// the least recently used go first. A value that alone exceeds the capacity is not
-/// kept.
-#[derive(Debug)]
-pub struct Bodies {
-    capacity: usize,
-    used: usize,
-    /// Counts uses; an entry's `used_at` is the tick of its last use, unique.
-    clock: u64,
-    entries: BTreeMap<Vec<u8>, Slot>,
-    /// Keys by the tick of their last use: the first is the least recently used.
-    by_use: BTreeMap<u64, Vec<u8>>,
+/// Weighs an entry in bytes, as [`cost`] charges it.
+#[derive(Debug, Clone, Copy)]
+struct ByteWeight;
+
+impl Weighter<Vec<u8>, Vec<u8>> for ByteWeight {
+    fn weight(&self, key: &Vec<u8>, value: &Vec<u8>) -> u64 {
+        cost(key, value)
+    }
 }
 
-#[derive(Debug)]
-struct Slot {
-    value: Vec<u8>,
-    used_at: u64,
-}
+/// Bodies by key, at most a given number of bytes of them (as charged by [`cost`]).
+/// When full, `quick_cache` evicts by its CLOCK-PRO policy: a body read since it was
+/// put outlasts bodies read only once. A value too large for the cache (over 97% of
+/// it, the policy's hot share) is not kept, and putting one drops what the key held.
+type Bodies = Cache<Vec<u8>, Vec<u8>, ByteWeight>;
 
-impl Bodies {
-    /// An empty cache of at most `capacity` bytes.
-    pub fn new(capacity: usize) -> Self {
-        Bodies { capacity, used: 0, clock: 0, entries: BTreeMap::new(), by_use: BTreeMap::new() }
-    }
-
-    /// A copy of the value of `key`, which becomes the most recently used.
-    pub fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
-        self.clock += 1;
-        let slot = self.entries.get_mut(key)?;
-        let owned = self.by_use.remove(&slot.used_at).unwrap_or_else(|| key.to_vec());
-        slot.used_at = self.clock;
-        self.by_use.insert(self.clock, owned);
-        Some(slot.value.clone())
-    }
-
-    /// Keeps `value` under `key` (replacing any), evicting the least recently used
-    /// entries until it fits.
-    pub fn insert(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.remove(&key);
-        let charge = cost(&key, &value);
-        if charge > self.capacity {
-            return;
-        }
-        while self.used + charge > self.capacity {
-            let Some((_, oldest)) = self.by_use.pop_first() else { break };
-            if let Some(slot) = self.entries.remove(&oldest) {
-                self.used -= cost(&oldest, &slot.value);
-            }
-        }
-        self.clock += 1;
-        self.by_use.insert(self.clock, key.clone());
-        self.entries.insert(key, Slot { value, used_at: self.clock });
-        self.used += charge;
-    }
-
-    /// Forgets `key`.
-    fn remove(&mut self, key: &[u8]) {
-        if let Some(slot) = self.entries.remove(key) {
-            self.by_use.remove(&slot.used_at);
-            self.used -= cost(key, &slot.value);
-        }
-    }
-
-    /// Forgets everything.
-    pub fn clear(&mut self) {
-        self.entries.clear();
-        self.by_use.clear();
-        self.used = 0;
-    }
-
-    /// How many entries are kept.
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// The bytes charged for the entries kept.
-    #[cfg(test)]
-    pub fn bytes(&self) -> usize {
-        self.used
-    }
+/// An empty [`Bodies`] of at most `capacity` bytes.
+fn empty_bodies(capacity: usize) -> Bodies {
+    let capacity_bytes = u64::try_from(capacity).unwrap_or(u64::MAX);
+    Cache::with_weighter((capacity / TYPICAL_BODY_BYTES).max(1), capacity_bytes, ByteWeight)
 }
 
 /// The generation the isolate is using and the epoch it began in, taken when a read
@@ -136,7 +79,7 @@ struct Known {
 impl IsolateCache {
     /// An empty cache of at most `capacity` bytes of bodies, with no generation known.
     pub fn new(capacity: usize) -> Self {
-        IsolateCache { bodies: Bodies::new(capacity), known: None, epoch: 0 }
+        IsolateCache { bodies: empty_bodies(capacity), known: None, epoch: 0 }
     }
 
     /// The view to read with at `now`, if the generation was read from D1 less than
@@ -180,8 +123,8 @@ impl IsolateCache {
     }
 
     /// The body of `key`, if held.
-    pub fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
-        self.bodies.get(key)
+    pub fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.bodies.get(key).cloned()
     }
 
     /// Keeps the body of `key`, read (or written) in `epoch`, unless the bodies were
@@ -194,7 +137,7 @@ impl IsolateCache {
 
     /// The bodies held.
     #[cfg(test)]
-    pub fn bodies(&self) -> &Bodies {
+    fn bodies(&self) -> &Bodies {
         &self.bodies
     }
 
@@ -213,62 +156,68 @@ mod tests {
     }
 
     #[test]
-    fn the_byte_bound_holds_and_the_least_recently_used_go_first() {
+    fn the_byte_bound_holds_whatever_is_put() {
         let one = cost(b"a", &[0; 100]);
-        let mut bodies = Bodies::new(3 * one);
-        for key in ["a", "b", "c"] {
-            let (key, value) = entry(key, 100);
-            bodies.insert(key, value);
+        let capacity = 20 * one;
+        let mut bodies = empty_bodies(usize::try_from(capacity).unwrap_or_default());
+        for n in 0..1_000_usize {
+            let (key, value) = entry(&format!("k{n}"), 50 + n % 7 * 25);
+            bodies.insert(key.clone(), value.clone());
+            assert!(bodies.weight() <= capacity, "{} bytes held after {n} puts", bodies.weight());
+            assert_eq!(bodies.peek(&key), Some(&value), "the body just put is kept");
         }
-        assert_eq!((bodies.len(), bodies.bytes()), (3, 3 * one));
-        // "a" is used, so "b" is now the least recently used.
-        assert!(bodies.get(b"a").is_some());
-        let (key, value) = entry("d", 100);
-        bodies.insert(key, value);
-        assert_eq!((bodies.len(), bodies.bytes()), (3, 3 * one));
-        assert!(bodies.get(b"b").is_none());
-        for key in [b"a", b"c", b"d"] {
-            assert_eq!(bodies.get(key), Some(vec![b'v'; 100]));
-        }
+        let held: u64 = bodies.iter().map(|(key, value)| cost(key, value)).sum();
+        assert_eq!(held, bodies.weight(), "every entry is charged its key, value and overhead");
+        assert!(held > capacity / 2, "the cache is used: {held} of {capacity} bytes");
     }
 
     #[test]
-    fn a_large_entry_evicts_as_many_as_it_needs() {
-        let one = cost(b"a", &[0; 100]);
-        let mut bodies = Bodies::new(4 * one);
-        for key in ["a", "b", "c", "d"] {
-            let (key, value) = entry(key, 100);
+    fn a_body_read_again_outlasts_bodies_read_once() {
+        let one = cost(b"k00", &[0; 100]);
+        let mut bodies = empty_bodies(usize::try_from(10 * one).unwrap_or_default());
+        let put = |bodies: &mut Bodies, n: usize| {
+            let (key, value) = entry(&format!("k{n:02}"), 100);
             bodies.insert(key, value);
+        };
+        for n in 0..20 {
+            put(&mut bodies, n);
         }
-        let (key, value) = entry("e", 2 * one);
-        bodies.insert(key, value);
-        assert_eq!(bodies.len(), 2);
-        assert!(bodies.bytes() <= 4 * one);
-        assert!(bodies.get(b"d").is_some() && bodies.get(b"e").is_some());
+        // Put into a full cache, then read after every put of another body.
+        let (again, value) = entry("k_again", 97);
+        bodies.insert(again.clone(), value);
+        for n in 20..100 {
+            assert!(bodies.get(&again).is_some(), "the body read again was evicted before put {n}");
+            put(&mut bodies, n);
+        }
+        assert!(bodies.get(&again).is_some());
+        assert!(bodies.len() <= 10);
     }
 
     #[test]
-    fn a_value_larger_than_the_whole_cache_is_not_kept() {
-        let mut bodies = Bodies::new(1000);
+    fn a_value_too_large_for_the_cache_is_not_kept_and_drops_what_its_key_held() {
+        let mut bodies = empty_bodies(1000);
         let (key, value) = entry("a", 10);
         bodies.insert(key, value);
         let (key, value) = entry("b", 1000);
         bodies.insert(key, value);
         assert_eq!(bodies.len(), 1);
-        assert!(bodies.get(b"b").is_none());
-        assert!(bodies.get(b"a").is_some());
+        assert!(bodies.get(b"b".as_slice()).is_none());
+        assert!(bodies.get(b"a".as_slice()).is_some());
+        let (key, value) = entry("a", 1000);
+        bodies.insert(key, value);
+        assert!(bodies.is_empty());
     }
 
     #[test]
     fn replacing_a_value_charges_only_the_new_one() {
-        let mut bodies = Bodies::new(10_000);
+        let mut bodies = empty_bodies(10_000);
         let (key, value) = entry("a", 500);
         bodies.insert(key, value);
         let (key, value) = entry("a", 100);
         bodies.insert(key, value);
-        assert_eq!((bodies.len(), bodies.bytes()), (1, cost(b"a", &[0; 100])));
+        assert_eq!((bodies.len(), bodies.weight()), (1, cost(b"a", &[0; 100])));
         bodies.clear();
-        assert_eq!((bodies.len(), bodies.bytes()), (0, 0));
+        assert_eq!((bodies.len(), bodies.weight()), (0, 0));
     }
 
     #[test]
