@@ -35,7 +35,7 @@
 //! and once caught up answers every read but the wallet's as the upstream does.
 
 use alloc::borrow::ToOwned;
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -50,7 +50,7 @@ use crate::export::{self, Blobs, Hosting, HostingKey, Position, State};
 use crate::http::{Body, Method, Request, Response};
 use crate::ingest::Summary;
 use crate::json::Json;
-use crate::update::{Blob, Update};
+use crate::update::{Blob, Event, Update};
 
 /// The variable naming a follower's upstream node, where the host reads one from its
 /// configuration (the worker; the native command takes `--upstream`).
@@ -403,11 +403,17 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
     /// `items` as one ingest batch, with the blobs the upstream holds for their created
     /// events filled in. An item none of whose events has a blob upstream goes as the
     /// upstream sent it: it is already an ingest record.
+    ///
+    /// The upstream holds blobs of active contracts only, and it has applied every
+    /// update of the page: a contract that an update of the page archives has none
+    /// there, and is not asked for. Most contracts live briefly, so this leaves few.
     async fn with_blobs(&self, mut items: Vec<Item>) -> Result<Vec<u8>, FollowError> {
+        let archived: BTreeSet<String> =
+            items.iter().flat_map(|item| archived_contracts(&item.update)).map(ToOwned::to_owned).collect();
         let ids: Vec<String> = items
             .iter_mut()
             .flat_map(|item| item.update.created_events_mut())
-            .filter(|e| e.created_event_blob.is_none())
+            .filter(|e| e.created_event_blob.is_none() && !archived.contains(&e.contract_id))
             .map(|e| e.contract_id.clone())
             .collect();
         let mut blobs = BTreeMap::new();
@@ -561,6 +567,14 @@ impl Hostings {
 }
 
 /// `{"<kind>": record}`.
+/// The contracts that `update` archives: those of its consuming exercised events.
+fn archived_contracts(update: &Update) -> impl Iterator<Item = &str> {
+    update.as_transaction().into_iter().flat_map(|t| t.events_by_id.values()).filter_map(|event| match event {
+        Event::Exercised(exercised) if exercised.consuming => Some(exercised.contract_id.as_str()),
+        _ => None,
+    })
+}
+
 fn record_line(kind: &str, record: &impl Serialize) -> Vec<u8> {
     to_vec(&BTreeMap::from([(kind, record)]))
 }
@@ -800,6 +814,42 @@ mod tests {
         let again = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
         assert_eq!((again.caught_up, again.pages, again.summary.applied.update), (true, 0, 0));
         assert_eq!(again.summary.unchanged, 1, "the last group is read again, and found unchanged");
+    }
+
+    /// A link to a node that notes the contract ids asked of its blob export.
+    struct Noting<'a> {
+        node: &'a Node,
+        asked: core::cell::RefCell<Vec<String>>,
+    }
+
+    impl Link for Noting<'_> {
+        async fn send(&self, request: Request) -> Result<Response, String> {
+            if request.path == "/v0/admin/export/blobs"
+                && let Body::Complete(body) = &request.body
+            {
+                let body: Value = serde_json::from_slice(body).expect("a JSON body");
+                let ids = body["contract_ids"].as_array().expect("contract ids").iter();
+                self.asked.borrow_mut().extend(ids.map(|id| id.as_str().expect("an id").to_owned()));
+            }
+            Ok(self.node.answer(request))
+        }
+    }
+
+    #[test]
+    fn a_contract_archived_within_its_page_is_not_asked_for_and_one_archived_later_is() {
+        let upstream = upstream();
+        // One page holds c-a's creation (u-a) and archive (u-b): nothing to ask for it.
+        let (noting, follower) = (Noting { node: &upstream, asked: Default::default() }, Node::new());
+        block_on(sync(&noting, &follower, &Limits::default())).expect("following");
+        assert_eq!(noting.asked.into_inner(), ["c-b", "c-c", "c-d", "00i1", "00i2"]);
+        assert_same(&upstream, &follower);
+        // Pages of one update: c-a's page does not show its archive, so it is asked for,
+        // and the upstream has no blob for it.
+        let (noting, follower) = (Noting { node: &upstream, asked: Default::default() }, Node::new());
+        let limits = Limits { page_size: 1, ..Limits::default() };
+        while !block_on(sync(&noting, &follower, &limits)).expect("following").caught_up {}
+        assert!(noting.asked.borrow().contains(&"c-a".to_owned()), "{:?}", noting.asked);
+        assert_same(&upstream, &follower);
     }
 
     #[test]
