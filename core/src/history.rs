@@ -42,7 +42,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::http::Response;
-use crate::ids;
+use crate::ids::{SynchronizerId, UpdateId};
 use crate::json::{Json, Object};
 use crate::keys::{self, Key};
 use crate::ledger::updates::{body_key, response_body};
@@ -155,14 +155,16 @@ pub async fn import_updates<S: Store>(store: &S, body: &[u8]) -> Result<Response
     let json = parse(body, SHAPE)?;
     let object = json.as_object().ok_or_else(|| Error::BadRequest(SHAPE.into()))?;
     let migration_id = required_i64(object, "migration_id")?;
-    let after = required_str(object, "after_update_id")?;
-    ids::check_id("after_update_id", after)?;
+    // `""`: from the first.
+    let after = UpdateId::parse("after_update_id", required_str(object, "after_update_id")?)?;
+    let after = Some(after).filter(|id| !id.is_empty());
     let limit = page_size(object, "limit")?;
     let prefix = Key::new(keys::IMPORT_UPDATE).i64(migration_id).into_bytes();
-    let start = if after.is_empty() {
-        prefix.clone()
-    } else {
-        crate::store::key_after(&Key::new(keys::IMPORT_UPDATE).i64(migration_id).str(after).into_bytes())
+    let start = match after {
+        None => prefix.clone(),
+        Some(after) => {
+            crate::store::key_after(&Key::new(keys::IMPORT_UPDATE).i64(migration_id).str(&after).into_bytes())
+        }
     };
     let scan = Scan { start, end: crate::store::prefix_end(&prefix), limit, reverse: false };
     let entries = store.scan(&scan).await?;
@@ -178,15 +180,14 @@ pub async fn updates_before<S: Store>(store: &S, body: &[u8]) -> Result<Response
     let json = parse(body, SHAPE)?;
     let object = json.as_object().ok_or_else(|| Error::BadRequest(SHAPE.into()))?;
     let migration_id = required_i64(object, "migration_id")?;
-    let synchronizer_id = required_str(object, "synchronizer_id")?;
-    ids::check_id("synchronizer_id", synchronizer_id)?;
+    let synchronizer_id = SynchronizerId::parse("synchronizer_id", required_str(object, "synchronizer_id")?)?;
     let before = required_time(object, "before")?.micros();
     let at_or_after = match object.get("at_or_after") {
         None | Some(Json::Null) => None,
         Some(_) => Some(required_time(object, "at_or_after")?.micros()),
     };
     let count = page_size(object, "count")?;
-    let synchronizer = Key::new(keys::SYNCHRONIZER_STREAM).i64(migration_id).str(synchronizer_id);
+    let synchronizer = Key::new(keys::SYNCHRONIZER_STREAM).i64(migration_id).str(&synchronizer_id);
     let prefix = synchronizer.clone().into_bytes();
     let start = match at_or_after {
         Some(at) => synchronizer.clone().i64(at).into_bytes(),
@@ -434,7 +435,8 @@ mod tests {
             let body = json!({"page_size": 10, "daml_value_encoding": name}).to_string();
             let (_, page) = call(block_on(updates(&store, api, body.as_bytes())));
             let query = format!("ledger_value_encoding={name}");
-            let (_, item) = call(block_on(crate::ledger::updates::get(&store, api, "a", &query)));
+            let (_, item) =
+                call(block_on(crate::ledger::updates::get(&store, api, UpdateId::from_path("a", "update_id"), &query)));
             assert_eq!(page["transactions"][0], item, "{version} {name}");
         }
     }

@@ -70,7 +70,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::env::Env;
 use crate::error::Error;
 use crate::http::Response;
-use crate::ids;
+use crate::ids::{ContractId, PathParam};
 use crate::ledger::contracts::{self, ContractRecord, Creation, Location};
 use crate::names::{ApiNames, TemplateNames};
 use crate::route::TransferChoice;
@@ -201,17 +201,18 @@ impl Active {
     }
 }
 
-/// `POST /registry/transfer-instruction/v2/{raw_id}/choice-contexts/{choice}`.
+/// `POST /registry/transfer-instruction/v2/{id}/choice-contexts/{choice}`: the body is
+/// checked before the id in the path.
 pub async fn choice_context<S: Store>(
     store: &S,
     env: &Env<'_>,
-    raw_id: &str,
+    instruction_id: PathParam<ContractId>,
     choice: TransferChoice,
     body: &[u8],
 ) -> Result<Response, Error> {
     let api_names = ApiNames::new(&env.config.names);
     let request = ContextRequest::parse(body, &api_names.rules_context_key)?;
-    let instruction_id = ids::path_id(raw_id, "transfer_instruction_id")?;
+    let instruction_id = instruction_id?;
     let context = build(store, env, &instruction_id, choice, &request).await?;
     Ok(Response::ok(&context))
 }

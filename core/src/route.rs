@@ -1,4 +1,4 @@
-//! Routing: from a method and a path to a [`Route`], without allocating.
+//! Routing: from a method and a path to a [`Route`], with its path parameters decoded.
 //!
 //! | method | path | route | also under |
 //! |---|---|---|---|
@@ -52,10 +52,18 @@
 //! is a base path alone. [`Route::base`] says which base a route has.
 //!
 //! A path that matches no row is a 404; a path that matches a row with another
-//! method is a 405 that lists the allowed method. Path parameters are returned still
-//! percent-encoded; [`crate::http::percent_decode`] decodes them.
+//! method is a 405 that lists the allowed method.
+//!
+//! ## Path parameters
+//!
+//! The ids in a path are percent-decoded and checked here, once, into typed ids
+//! ([`crate::ids`]). One that does not decode to UTF-8 or is too long still routes: the
+//! route carries it as a [`PathParam`], the id or the error, and the handler answers
+//! the 400 where its order of checks puts it (after the credentials of a protected
+//! route, for one), so the order of checks is the same for every parameter.
 
 use crate::http::Method;
+use crate::ids::{ContractId, PartyId, PathParam, SynchronizerId, TrackingId, UpdateId};
 use crate::names::is_price_segment;
 
 /// Which version of the update-by-id endpoint was asked for.
@@ -78,9 +86,9 @@ pub enum TransferChoice {
     Withdraw,
 }
 
-/// A routed request, borrowing its path parameters from the path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route<'a> {
+/// A routed request, with its path parameters decoded (module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
     /// `GET /version`
     Version,
     /// `GET /openapi.json`: the node's OpenAPI document ([`crate::openapi`]).
@@ -89,8 +97,8 @@ pub enum Route<'a> {
     UpdateById {
         /// Which API version.
         api: UpdateApi,
-        /// The update id, percent-encoded.
-        update_id: &'a str,
+        /// The update id.
+        update_id: PathParam<UpdateId>,
     },
     /// `GET .../rounds/earliest-available`
     EarliestRound,
@@ -115,25 +123,25 @@ pub enum Route<'a> {
     CoinPriceVotes,
     /// `GET /v0/domains/{domain_id}/parties/{party_id}/participant-id`
     PartyParticipant {
-        /// The synchronizer id, percent-encoded.
-        domain_id: &'a str,
-        /// The party id, percent-encoded.
-        party_id: &'a str,
+        /// The synchronizer id.
+        domain_id: PathParam<SynchronizerId>,
+        /// The party id.
+        party_id: PathParam<PartyId>,
     },
     /// `GET /v1/domains/{domain_id}/parties/{party_id}/participant-id`: every hosting
     /// participant.
     PartyParticipants {
-        /// The synchronizer id, percent-encoded.
-        domain_id: &'a str,
-        /// The party id, percent-encoded.
-        party_id: &'a str,
+        /// The synchronizer id.
+        domain_id: PathParam<SynchronizerId>,
+        /// The party id.
+        party_id: PathParam<PartyId>,
     },
     /// `GET /v0/roll-forward-lsu`
     RollForwardLsu,
     /// `POST /registry/transfer-instruction/v2/{id}/choice-contexts/{choice}`
     ChoiceContext {
-        /// The transfer instruction's contract id, percent-encoded.
-        transfer_instruction_id: &'a str,
+        /// The transfer instruction's contract id.
+        transfer_instruction_id: PathParam<ContractId>,
         /// The choice the context is for.
         choice: TransferChoice,
     },
@@ -141,8 +149,8 @@ pub enum Route<'a> {
     BuyTraffic,
     /// `POST /v0/wallet/buy-traffic-requests/{tracking_id}/status`
     BuyTrafficStatus {
-        /// The tracking id, percent-encoded.
-        tracking_id: &'a str,
+        /// The tracking id.
+        tracking_id: PathParam<TrackingId>,
     },
     /// `POST /v0/admin/ingest`
     AdminIngest,
@@ -198,10 +206,10 @@ pub enum RouteError {
     },
 }
 
-impl<'a> Route<'a> {
+impl Route {
     /// Routes `method` and `path` (no query string) for a node whose currency word is
     /// `coin` (`Config::names.coin`), which spells the price votes path.
-    pub fn parse(method: &Method, path: &'a str, coin: &str) -> Result<Route<'a>, RouteError> {
+    pub fn parse(method: &Method, path: &str, coin: &str) -> Result<Route, RouteError> {
         let (route, allowed) = Self::match_path(path, coin).ok_or(RouteError::NotFound)?;
         let method_ok = match allowed {
             "GET" => matches!(method, Method::Get | Method::Head),
@@ -245,7 +253,7 @@ impl<'a> Route<'a> {
 
     /// The route a path names, at the root or under its base, with the one method it
     /// answers to.
-    fn match_path(path: &'a str, coin: &str) -> Option<(Route<'a>, &'static str)> {
+    fn match_path(path: &str, coin: &str) -> Option<(Route, &'static str)> {
         for base in Base::ALL {
             if let Some(rest) = path.strip_prefix(base.prefix()).filter(|rest| rest.starts_with('/')) {
                 return Self::match_root(rest, coin).filter(|(route, _)| route.base() == Some(base));
@@ -255,7 +263,7 @@ impl<'a> Route<'a> {
     }
 
     /// The route a path names at the root, with the one method it answers to.
-    fn match_root(path: &'a str, coin: &str) -> Option<(Route<'a>, &'static str)> {
+    fn match_root(path: &str, coin: &str) -> Option<(Route, &'static str)> {
         let rest = path.strip_prefix('/')?;
         let mut parts = rest.split('/');
         let mut seg = [""; 8];
@@ -273,8 +281,8 @@ impl<'a> Route<'a> {
         let found = match seg {
             ["version"] => (Version, "GET"),
             ["openapi.json"] => (OpenApi, "GET"),
-            ["v2", "updates", id] => (UpdateById { api: UpdateApi::V2, update_id: id }, "GET"),
-            ["v1", "updates", id] => (UpdateById { api: UpdateApi::V1, update_id: id }, "GET"),
+            ["v2", "updates", id] => (UpdateById { api: UpdateApi::V2, update_id: update_id(id) }, "GET"),
+            ["v1", "updates", id] => (UpdateById { api: UpdateApi::V1, update_id: update_id(id) }, "GET"),
             ["v0", "internal", "reward-accounting-process", "rounds", "earliest-available"]
             | ["v0", "reward-accounting-process", "rounds", "earliest-available"] => (EarliestRound, "GET"),
             ["v0", "backfilling", "migration-info"] => (MigrationInfo, "POST"),
@@ -287,9 +295,11 @@ impl<'a> Route<'a> {
             ["v0", "closed-rounds"] => (ClosedRounds, "GET"),
             ["v0", price, "votes"] if is_price_segment(price, coin) => (CoinPriceVotes, "GET"),
             ["v0", "domains", domain_id, "parties", party_id, "participant-id"] => {
+                let (domain_id, party_id) = hosting_ids(domain_id, party_id);
                 (PartyParticipant { domain_id, party_id }, "GET")
             }
             ["v1", "domains", domain_id, "parties", party_id, "participant-id"] => {
+                let (domain_id, party_id) = hosting_ids(domain_id, party_id);
                 (PartyParticipants { domain_id, party_id }, "GET")
             }
             ["v0", "roll-forward-lsu"] => (RollForwardLsu, "GET"),
@@ -300,11 +310,12 @@ impl<'a> Route<'a> {
                     "withdraw" => TransferChoice::Withdraw,
                     _ => return None,
                 };
-                (ChoiceContext { transfer_instruction_id: id, choice }, "POST")
+                let transfer_instruction_id = ContractId::from_path(id, "transfer_instruction_id");
+                (ChoiceContext { transfer_instruction_id, choice }, "POST")
             }
             ["v0", "wallet", "buy-traffic-requests"] => (BuyTraffic, "POST"),
             ["v0", "wallet", "buy-traffic-requests", tracking_id, "status"] => {
-                (BuyTrafficStatus { tracking_id }, "POST")
+                (BuyTrafficStatus { tracking_id: TrackingId::from_path(tracking_id, "tracking_id") }, "POST")
             }
             ["v0", "admin", "ingest"] => (AdminIngest, "POST"),
             ["v0", "admin", "tick"] => (AdminTick, "POST"),
@@ -321,10 +332,21 @@ impl<'a> Route<'a> {
     }
 }
 
+/// The update id of `GET /v{1,2}/updates/{update_id}`.
+fn update_id(raw: &str) -> PathParam<UpdateId> {
+    UpdateId::from_path(raw, "update_id")
+}
+
+/// The synchronizer and party ids of the hosting routes.
+fn hosting_ids(domain_id: &str, party_id: &str) -> (PathParam<SynchronizerId>, PathParam<PartyId>) {
+    (SynchronizerId::from_path(domain_id, "domain_id"), PartyId::from_path(party_id, "party_id"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use Method::{Get, Post};
+    use alloc::string::ToString;
 
     macro_rules! route {
         ($method:expr, $path:expr => $expected:expr) => {
@@ -335,14 +357,32 @@ mod tests {
         };
     }
 
+    /// The path parameters of the routes below as the router decodes them (their texts
+    /// need no decoding).
+    fn update_id(id: &str) -> PathParam<UpdateId> {
+        Ok(UpdateId::parse("update_id", id).unwrap())
+    }
+    fn domain(id: &str) -> PathParam<SynchronizerId> {
+        Ok(SynchronizerId::parse("domain_id", id).unwrap())
+    }
+    fn party(id: &str) -> PathParam<PartyId> {
+        Ok(PartyId::parse("party_id", id).unwrap())
+    }
+    fn instruction(id: &str) -> PathParam<ContractId> {
+        Ok(ContractId::parse("transfer_instruction_id", id).unwrap())
+    }
+    fn tracking(id: &str) -> PathParam<TrackingId> {
+        Ok(TrackingId::parse("tracking_id", id).unwrap())
+    }
+
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route<'static>); 32] {
-        let choice = |choice| Route::ChoiceContext { transfer_instruction_id: "00ab", choice };
+    fn every_route() -> [(Method, &'static str, Route); 32] {
+        let choice = |choice| Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice };
         [
             (Get, "/version", Route::Version),
             (Get, "/openapi.json", Route::OpenApi),
-            (Get, "/v2/updates/abc", Route::UpdateById { api: UpdateApi::V2, update_id: "abc" }),
-            (Get, "/v1/updates/abc", Route::UpdateById { api: UpdateApi::V1, update_id: "abc" }),
+            (Get, "/v2/updates/abc", Route::UpdateById { api: UpdateApi::V2, update_id: update_id("abc") }),
+            (Get, "/v1/updates/abc", Route::UpdateById { api: UpdateApi::V1, update_id: update_id("abc") }),
             (Get, "/v0/internal/reward-accounting-process/rounds/earliest-available", Route::EarliestRound),
             (Get, "/v0/reward-accounting-process/rounds/earliest-available", Route::EarliestRound),
             (Post, "/v0/backfilling/migration-info", Route::MigrationInfo),
@@ -357,19 +397,23 @@ mod tests {
             (
                 Get,
                 "/v0/domains/d::1/parties/p::2/participant-id",
-                Route::PartyParticipant { domain_id: "d::1", party_id: "p::2" },
+                Route::PartyParticipant { domain_id: domain("d::1"), party_id: party("p::2") },
             ),
             (
                 Get,
                 "/v1/domains/d::1/parties/p::2/participant-id",
-                Route::PartyParticipants { domain_id: "d::1", party_id: "p::2" },
+                Route::PartyParticipants { domain_id: domain("d::1"), party_id: party("p::2") },
             ),
             (Get, "/v0/roll-forward-lsu", Route::RollForwardLsu),
             (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/reject", choice(TransferChoice::Reject)),
             (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/accept", choice(TransferChoice::Accept)),
             (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/withdraw", choice(TransferChoice::Withdraw)),
             (Post, "/v0/wallet/buy-traffic-requests", Route::BuyTraffic),
-            (Post, "/v0/wallet/buy-traffic-requests/t-1/status", Route::BuyTrafficStatus { tracking_id: "t-1" }),
+            (
+                Post,
+                "/v0/wallet/buy-traffic-requests/t-1/status",
+                Route::BuyTrafficStatus { tracking_id: tracking("t-1") },
+            ),
             (Post, "/v0/admin/ingest", Route::AdminIngest),
             (Post, "/v0/admin/tick", Route::AdminTick),
             (Get, "/v0/admin/wallet/buy-traffic-requests", Route::AdminBuyTrafficRequests),
@@ -420,7 +464,7 @@ mod tests {
                 let prefixed = alloc::format!("{}{path}", base.prefix());
                 let got = Route::parse(&method, &prefixed, "Coin");
                 if want.base() == Some(base) {
-                    assert_eq!(got, Ok(want), "{prefixed}");
+                    assert_eq!(got, Ok(want.clone()), "{prefixed}");
                     let other = if method == Get { Post } else { Get };
                     assert!(matches!(
                         Route::parse(&other, &prefixed, "Coin"),
@@ -439,7 +483,7 @@ mod tests {
         route!(Get, "/api/scan/v0/closed-rounds" => Ok(Route::ClosedRounds));
         route!(Get, "/api/scan/v0/amulet-price/votes", "Amulet" => Ok(Route::CoinPriceVotes));
         route!(Get, "/api/scan/v0/coin-price/votes", "Amulet" => Err(RouteError::NotFound));
-        route!(Post, "/api/scan/registry/transfer-instruction/v2/00ab/choice-contexts/accept" => Ok(Route::ChoiceContext { transfer_instruction_id: "00ab", choice: TransferChoice::Accept }));
+        route!(Post, "/api/scan/registry/transfer-instruction/v2/00ab/choice-contexts/accept" => Ok(Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice: TransferChoice::Accept }));
         route!(Post, "/api/validator/v0/wallet/buy-traffic-requests" => Ok(Route::BuyTraffic));
         route!(Method::Head, "/api/scan/v0/roll-forward-lsu" => Ok(Route::RollForwardLsu));
         route!(Get, "/api/scan/v0/closed-rounds/" => Err(RouteError::NotFound));
@@ -468,6 +512,25 @@ mod tests {
         route!(Post, "/v2/updates/abc" => Err(RouteError::MethodNotAllowed { allowed: "GET" }));
         route!(Post, "/api/scan/v2/updates" => Ok(Route::Updates { api: UpdateApi::V2 }));
         route!(Get, "/api/scan/v0/backfilling/status" => Ok(Route::BackfillingStatus));
+    }
+
+    #[test]
+    fn path_parameters_are_decoded_and_a_bad_one_still_routes_carrying_its_error() {
+        route!(Get, "/v2/updates/a%2Fb%20c" => Ok(Route::UpdateById { api: UpdateApi::V2, update_id: update_id("a/b c") }));
+        route!(Post, "/v0/wallet/buy-traffic-requests/t%3A1/status" => Ok(Route::BuyTrafficStatus { tracking_id: tracking("t:1") }));
+        let message = |route: Result<Route, RouteError>| match route {
+            Ok(Route::PartyParticipants { domain_id: Ok(_), party_id: Err(bad) }) => {
+                crate::error::Error::from(bad).to_string()
+            }
+            other => panic!("want a bad party id, got {other:?}"),
+        };
+        let bad_utf8 = Route::parse(&Get, "/v1/domains/d/parties/%FF/participant-id", "Coin");
+        assert_eq!(message(bad_utf8), "path parameter party_id is not valid percent-encoded UTF-8");
+        let long = alloc::format!("/v1/domains/d/parties/{}/participant-id", "%70".repeat(513));
+        let too_long = Route::parse(&Get, &long, "Coin");
+        assert_eq!(message(too_long), "party_id is 513 bytes long; ids are at most 512 bytes");
+        // The method is still checked: a bad id does not turn a 405 into a route.
+        route!(Get, "/v0/wallet/buy-traffic-requests/%zz/status" => Err(RouteError::MethodNotAllowed { allowed: "POST" }));
     }
 
     #[test]

@@ -36,11 +36,11 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
 /// every path: the word spells only the price votes path, which has the ordinary limit
 /// like every path that does not route; only ingest reads more.
 pub fn body_limit(method: &Method, path: &str) -> usize {
-    route_limit(Route::parse(method, path, DEFAULT_COIN).ok())
+    route_limit(Route::parse(method, path, DEFAULT_COIN).ok().as_ref())
 }
 
 /// The body limit of `route` (`None`: a path that does not route).
-fn route_limit(route: Option<Route<'_>>) -> usize {
+fn route_limit(route: Option<&Route>) -> usize {
     match route {
         Some(Route::AdminIngest) => INGEST_BODY_LIMIT,
         _ => BODY_LIMIT,
@@ -64,7 +64,7 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         RouteError::NotFound => Error::NotFound(alloc::format!("no such endpoint: {}", request.path)),
         RouteError::MethodNotAllowed { allowed } => Error::MethodNotAllowed { allowed },
     })?;
-    let limit = route_limit(Some(route));
+    let limit = route_limit(Some(&route));
     let body = match &request.body {
         Body::Complete(body) if body.len() <= limit => body.as_slice(),
         _ => return Err(Error::PayloadTooLarge { limit }),
@@ -161,7 +161,8 @@ mod tests {
     fn the_body_limit_is_the_same_whatever_the_coin() {
         for path in ["/v0/coin-price/votes", "/v0/amulet-price/votes", "/v0/admin/ingest", "/nowhere"] {
             for method in [Method::Get, Method::Post] {
-                let configured = |config: &Config| route_limit(Route::parse(&method, path, &config.names.coin).ok());
+                let configured =
+                    |config: &Config| route_limit(Route::parse(&method, path, &config.names.coin).ok().as_ref());
                 assert_eq!(body_limit(&method, path), configured(&Config::default()), "{path}");
                 assert_eq!(body_limit(&method, path), configured(&amulet()), "{path}");
             }

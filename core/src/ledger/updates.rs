@@ -34,7 +34,7 @@ use super::contracts;
 
 use crate::error::Error;
 use crate::http::{Response, query_param};
-use crate::ids;
+use crate::ids::{PathParam, UpdateId};
 use crate::keys::{self, Key};
 use crate::route::UpdateApi;
 use crate::store::Store;
@@ -313,8 +313,13 @@ pub fn body_key(update_id: &str, encoding: Encoding) -> Vec<u8> {
 }
 
 /// `GET /v{1,2}/updates/{update_id}?ledger_value_encoding=...`
-pub async fn get<S: Store>(store: &S, api: UpdateApi, raw_id: &str, query: &str) -> Result<Response, Error> {
-    let update_id = ids::path_id(raw_id, "update_id")?;
+pub async fn get<S: Store>(
+    store: &S,
+    api: UpdateApi,
+    update_id: PathParam<UpdateId>,
+    query: &str,
+) -> Result<Response, Error> {
+    let update_id = update_id?;
     let encoding = encoding(query)?;
     let stored = store
         .get(&body_key(&update_id, encoding))

@@ -14,23 +14,27 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::http::Response;
-use crate::ids;
+use crate::ids::{PartyId, PathParam, SynchronizerId};
 use crate::network;
 use crate::store::Store;
 
-/// Who hosts a party on a synchronizer: the ids as decoded from the path, and the
-/// hosting participants (at least one).
+/// Who hosts a party on a synchronizer: the ids from the path, and the hosting
+/// participants (at least one).
 struct Hosting {
-    domain_id: String,
-    party_id: String,
+    domain_id: SynchronizerId,
+    party_id: PartyId,
     participants: Vec<String>,
 }
 
-/// The participants hosting `party_id` on `domain_id` (both still percent-encoded):
-/// 1 read. None is a 404.
-async fn hosting<S: Store>(store: &S, domain_id: &str, party_id: &str) -> Result<Hosting, Error> {
-    let domain_id = ids::path_id(domain_id, "domain_id")?;
-    let party_id = ids::path_id(party_id, "party_id")?;
+/// The participants hosting `party_id` on `domain_id` (a bad path parameter is its
+/// 400, the synchronizer's first): 1 read. None is a 404.
+async fn hosting<S: Store>(
+    store: &S,
+    domain_id: PathParam<SynchronizerId>,
+    party_id: PathParam<PartyId>,
+) -> Result<Hosting, Error> {
+    let domain_id = domain_id?;
+    let party_id = party_id?;
     let participants: Vec<String> = match store.get(&network::hosting_key(&domain_id, &party_id)).await? {
         Some(bytes) => {
             serde_json::from_slice(&bytes).map_err(|e| Error::Internal(format!("an unreadable hosting record: {e}")))?
@@ -50,7 +54,11 @@ async fn hosting<S: Store>(store: &S, domain_id: &str, party_id: &str) -> Result
 /// Several hosting participants are a 500 whose message is sent
 /// ([`Error::Unsupported`]): the interface declares this case a failure of the call, and
 /// the client must learn why. `/v1` ([`participants`]) lists them instead.
-pub async fn participant<S: Store>(store: &S, domain_id: &str, party_id: &str) -> Result<Response, Error> {
+pub async fn participant<S: Store>(
+    store: &S,
+    domain_id: PathParam<SynchronizerId>,
+    party_id: PathParam<PartyId>,
+) -> Result<Response, Error> {
     let Hosting { domain_id, party_id, participants } = hosting(store, domain_id, party_id).await?;
     match participants.as_slice() {
         [one] => Ok(Response::ok(&serde_json::json!({ "participant_id": one }))),
@@ -63,7 +71,11 @@ pub async fn participant<S: Store>(store: &S, domain_id: &str, party_id: &str) -
 
 /// `GET /v1/domains/{domain_id}/parties/{party_id}/participant-id`: 1 read; every
 /// hosting participant, however many.
-pub async fn participants<S: Store>(store: &S, domain_id: &str, party_id: &str) -> Result<Response, Error> {
+pub async fn participants<S: Store>(
+    store: &S,
+    domain_id: PathParam<SynchronizerId>,
+    party_id: PathParam<PartyId>,
+) -> Result<Response, Error> {
     let hosting = hosting(store, domain_id, party_id).await?;
     Ok(Response::ok(&serde_json::json!({ "participant_ids": hosting.participants })))
 }
@@ -102,6 +114,14 @@ mod tests {
         store
     }
 
+    /// Path parameters as the router decodes them.
+    fn d(raw: &str) -> PathParam<SynchronizerId> {
+        SynchronizerId::from_path(raw, "domain_id")
+    }
+    fn p(raw: &str) -> PathParam<PartyId> {
+        PartyId::from_path(raw, "party_id")
+    }
+
     fn answer(result: Result<Response, Error>) -> (u16, String) {
         let response = result.unwrap_or_else(Error::into_response);
         (response.status, String::from_utf8(response.body).expect("a UTF-8 body"))
@@ -111,11 +131,11 @@ mod tests {
     fn version_1_lists_every_hosting_participant_where_version_0_names_the_one() {
         let store = node(&["PAR::a"]);
         assert_eq!(
-            answer(block_on(participant(&store, "d::1", "p::1"))),
+            answer(block_on(participant(&store, d("d::1"), p("p::1")))),
             (200, r#"{"participant_id":"PAR::a"}"#.into())
         );
         assert_eq!(
-            answer(block_on(participants(&store, "d%3A%3A1", "p::1"))),
+            answer(block_on(participants(&store, d("d%3A%3A1"), p("p::1")))),
             (200, r#"{"participant_ids":["PAR::a"]}"#.into())
         );
     }
@@ -124,10 +144,10 @@ mod tests {
     fn several_hosting_participants_are_listed_by_version_1_and_a_500_of_version_0() {
         let store = node(&["PAR::b", "PAR::a", "PAR::c"]);
         assert_eq!(
-            answer(block_on(participants(&store, "d::1", "p::1"))),
+            answer(block_on(participants(&store, d("d::1"), p("p::1")))),
             (200, r#"{"participant_ids":["PAR::b","PAR::a","PAR::c"]}"#.into())
         );
-        let (status, body) = answer(block_on(participant(&store, "d::1", "p::1")));
+        let (status, body) = answer(block_on(participant(&store, d("d::1"), p("p::1"))));
         assert_eq!(status, 500);
         assert!(body.contains("is hosted by 3 participants on synchronizer d::1"), "{body}");
     }
@@ -135,9 +155,10 @@ mod tests {
     #[test]
     fn no_hosting_is_a_404_for_both_versions() {
         for store in [MemoryStore::new(), node(&[])] {
-            for result in
-                [block_on(participant(&store, "d::1", "p::1")), block_on(participants(&store, "d::1", "p::1"))]
-            {
+            for result in [
+                block_on(participant(&store, d("d::1"), p("p::1"))),
+                block_on(participants(&store, d("d::1"), p("p::1"))),
+            ] {
                 let (status, body) = answer(result);
                 assert_eq!(status, 404);
                 assert!(body.contains("party p::1 is not hosted by any participant on synchronizer d::1"), "{body}");

@@ -79,13 +79,13 @@ use alloc::vec::Vec;
 
 pub use outcome::{TickReport, tick};
 use record::{BuyTrafficRecord, State, Status, contract_index_key, record_key};
-use request::BuyTrafficBody;
+use request::{BuyTraffic, BuyTrafficBody};
 
 use crate::admin;
 use crate::env::Env;
 use crate::error::Error;
 use crate::http::{self, Request, Response};
-use crate::ids;
+use crate::ids::{PathParam, TrackingId};
 use crate::keys::{self, Key};
 use crate::ledger::contracts::{self, ContractRecord, Creation};
 use crate::names::TemplateNames;
@@ -130,8 +130,7 @@ pub async fn submit<S: Store>(request: &Request, body: &[u8], env: &Env<'_>, sto
     let user_id = subject(request, env)?;
     let party = store.get(&network::wallet_user_key(&user_id)).await?;
     let user = onboarded(user_id, party)?;
-    let body = BuyTrafficBody::parse(body)?;
-    let expires_at = body.check()?;
+    let body = BuyTrafficBody::parse(body)?.check()?;
     let synchronizer_key = network::synchronizer_key(&body.domain_id);
     let hosting_key = network::hosting_key(&body.domain_id, &body.receiving_validator_party_id);
     let found = store.get_many(&[&synchronizer_key, &hosting_key]).await?;
@@ -143,19 +142,19 @@ pub async fn submit<S: Store>(request: &Request, body: &[u8], env: &Env<'_>, sto
 
     let contract_id = contract_id(&env.entropy);
     let record = BuyTrafficRecord {
-        tracking_id: body.tracking_id.clone(),
+        tracking_id: body.tracking_id.as_str().into(),
         user_id: user.user_id.clone(),
         request_contract_id: contract_id.clone(),
-        receiving_validator_party_id: body.receiving_validator_party_id.clone(),
-        domain_id: body.domain_id.clone(),
+        receiving_validator_party_id: body.receiving_validator_party_id.as_str().into(),
+        domain_id: body.domain_id.as_str().into(),
         traffic_amount: body.traffic_amount,
-        expires_at: body.expires_at,
+        expires_at: body.expires_at.micros(),
         created_at: env.now.micros(),
         state: State::Created,
     };
     let key = record.key();
     let names = TemplateNames::new(&env.config.names);
-    let contract = contract_record(&record, &user.party_id, expires_at, env.now, &names);
+    let contract = contract_record(&record, &user.party_id, body.expires_at, env.now, &names);
     let contract = serde_json::to_vec(&contract)
         .map_err(|e| Error::Internal(format!("serializing request contract {contract_id}: {e}")))?;
     let mut batch = WriteBatch::new();
@@ -188,7 +187,7 @@ pub async fn submit<S: Store>(request: &Request, body: &[u8], env: &Env<'_>, sto
 }
 
 /// The receiving party must be hosted on exactly one participant of the synchronizer.
-fn check_hosting(body: &BuyTrafficBody, hosting: Option<Vec<u8>>) -> Result<(), Error> {
+fn check_hosting(body: &BuyTraffic, hosting: Option<Vec<u8>>) -> Result<(), Error> {
     let participants: Vec<String> = match hosting {
         Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
             Error::Internal(format!("unreadable hosting of {}: {e}", body.receiving_validator_party_id))
@@ -254,15 +253,16 @@ pub fn contract_record(
     }
 }
 
-/// `POST /v0/wallet/buy-traffic-requests/{tracking_id}/status`.
+/// `POST /v0/wallet/buy-traffic-requests/{tracking_id}/status`: the token is checked
+/// before the tracking id in the path.
 pub async fn status<S: Store>(
     request: &Request,
-    tracking_id: &str,
+    tracking_id: PathParam<TrackingId>,
     env: &Env<'_>,
     store: &S,
 ) -> Result<Response, Error> {
     let user_id = subject(request, env)?;
-    let tracking_id = ids::path_id(tracking_id, "tracking_id")?;
+    let tracking_id = tracking_id?;
     let key = record_key(&user_id, &tracking_id);
     let mut found = store.get_many(&[&network::wallet_user_key(&user_id), &key]).await?.into_iter();
     let party = found.next().flatten();

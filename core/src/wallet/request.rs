@@ -6,8 +6,9 @@
 //! amounts > 0, `expires_at` > 0 (and within years 1 to 9999, so that it renders as a
 //! ledger timestamp), then each id (`receiving_validator_party_id`, `domain_id`,
 //! `tracking_id`, in that order) non-empty and at most
-//! [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes. Whether the synchronizer is known
-//! and the party hosted once is the endpoint's business ([`super`]).
+//! [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes, and gives the request with typed
+//! ids and expiry ([`BuyTraffic`]). Whether the synchronizer is known and the party
+//! hosted once is the endpoint's business ([`super`]).
 
 use alloc::format;
 use alloc::string::String;
@@ -15,7 +16,7 @@ use alloc::string::String;
 use crate::json::Json;
 
 use crate::error::Error;
-use crate::ids;
+use crate::ids::{PartyId, SynchronizerId, TrackingId};
 use crate::time::Timestamp;
 use crate::value::path::{JsonPath, Segment};
 use crate::value::read;
@@ -33,6 +34,21 @@ pub struct BuyTrafficBody {
     pub tracking_id: String,
     /// Expiry, µs since the epoch.
     pub expires_at: i64,
+}
+
+/// A buy-traffic request that passed [`BuyTrafficBody::check`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuyTraffic {
+    /// Traffic is bought for the validator hosting this party.
+    pub receiving_validator_party_id: PartyId,
+    /// The synchronizer to buy traffic on.
+    pub domain_id: SynchronizerId,
+    /// Bytes of traffic, more than 0.
+    pub traffic_amount: i64,
+    /// The client's exactly-once id.
+    pub tracking_id: TrackingId,
+    /// Expiry, after the epoch.
+    pub expires_at: Timestamp,
 }
 
 fn bad(message: impl Into<String>) -> Error {
@@ -74,8 +90,9 @@ impl BuyTrafficBody {
         })
     }
 
-    /// The rules that need no store, in the module's order; returns the expiry.
-    pub fn check(&self) -> Result<Timestamp, Error> {
+    /// The rules that need no store, in the module's order; returns the request with
+    /// its ids typed.
+    pub fn check(&self) -> Result<BuyTraffic, Error> {
         if self.traffic_amount <= 0 {
             return Err(bad(format!("traffic_amount must be greater than 0, not {}", self.traffic_amount)));
         }
@@ -91,17 +108,23 @@ impl BuyTrafficBody {
                 self.expires_at
             ))
         })?;
-        for (name, value) in [
-            ("receiving_validator_party_id", &self.receiving_validator_party_id),
-            ("domain_id", &self.domain_id),
-            ("tracking_id", &self.tracking_id),
-        ] {
-            if value.is_empty() {
-                return Err(bad(format!("{name} must not be empty")));
-            }
-            ids::check_id(name, value)?;
-        }
-        Ok(expires_at)
+        let non_empty = |name: &str, value: &str| {
+            if value.is_empty() { Err(bad(format!("{name} must not be empty"))) } else { Ok(()) }
+        };
+        non_empty("receiving_validator_party_id", &self.receiving_validator_party_id)?;
+        let receiving_validator_party_id =
+            PartyId::parse("receiving_validator_party_id", &self.receiving_validator_party_id)?;
+        non_empty("domain_id", &self.domain_id)?;
+        let domain_id = SynchronizerId::parse("domain_id", &self.domain_id)?;
+        non_empty("tracking_id", &self.tracking_id)?;
+        let tracking_id = TrackingId::parse("tracking_id", &self.tracking_id)?;
+        Ok(BuyTraffic {
+            receiving_validator_party_id,
+            domain_id,
+            traffic_amount: self.traffic_amount,
+            tracking_id,
+            expires_at,
+        })
     }
 }
 
@@ -123,7 +146,9 @@ mod tests {
         let body = BuyTrafficBody::parse(GOOD.as_bytes()).unwrap();
         assert_eq!(body.traffic_amount, 100);
         assert_eq!(body.tracking_id, "t-1");
-        assert_eq!(body.check().unwrap().micros(), 4_070_908_800_000_000);
+        let checked = body.check().unwrap();
+        assert_eq!(checked.expires_at.micros(), 4_070_908_800_000_000);
+        assert_eq!((checked.tracking_id.as_str(), checked.domain_id.as_str()), ("t-1", "d::1"));
     }
 
     #[test]

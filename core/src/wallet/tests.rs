@@ -415,6 +415,22 @@ fn tracking_ids_with_reserved_characters_are_percent_decoded_in_the_status_path(
     assert_eq!(node.status("alice", "%zz").0, 400);
 }
 
+#[test]
+fn the_token_is_checked_before_a_bad_tracking_id_in_the_status_path() {
+    let node = Node::new();
+    let long = "t".repeat(513);
+    for tracking_id in ["%zz", long.as_str()] {
+        let path = alloc::format!("/v0/wallet/buy-traffic-requests/{tracking_id}/status");
+        for auth in [None, Some("not-a-token")] {
+            let (status, body) = node.send(Method::Post, &path, auth, None);
+            assert_eq!(status, 401, "{tracking_id} {auth:?}: {body}");
+        }
+        let (status, body) = node.status("alice", tracking_id);
+        assert_eq!(status, 400, "{body}");
+        assert!(body["error"].as_str().unwrap().contains("tracking_id"), "{body}");
+    }
+}
+
 /// A created request of `user` with `tracking_id`, due at `expires_at`.
 fn stored_request(user: &str, tracking_id: &str, expires_at: i64) -> BuyTrafficRecord {
     BuyTrafficRecord {
