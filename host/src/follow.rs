@@ -31,7 +31,7 @@ use ledger_node_core::{Body, Request, Response};
 use tokio::net::TcpStream;
 
 use crate::host::turns::Turns;
-use crate::host::{self, Node};
+use crate::host::{self, Instance, Node};
 
 /// How long one request to the upstream may take, connection included.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -145,18 +145,34 @@ impl Link for Upstream {
 /// Turns refuse every request after one that failed; a failed ingest therefore starts
 /// a fresh turn order for the requests sent after it (those already sent are refused,
 /// as they must be), so that `serve --upstream` can try again.
+///
+/// Ingest requests run on instances this link keeps while the follower catches up (at
+/// most [`KEPT_INSTANCES`]): a page grows an instance's memory past what the node's
+/// pool takes back, and a fresh instance per page would have the system hand it, and
+/// zero, that memory again for every page. [`Local::release`] drops them.
 #[derive(Debug)]
 pub struct Local {
     node: Arc<Node>,
     token: String,
     /// The turn order of ingest requests, and the next ticket in it.
     turns: Mutex<(Arc<Turns>, u64)>,
+    /// Instances that served ingest requests, for the next ones.
+    kept: Arc<Mutex<Vec<Instance>>>,
 }
+
+/// Most instances a [`Local`] keeps: one per page applied at once.
+pub const KEPT_INSTANCES: usize = 2;
 
 impl Local {
     /// `node`, configured with the admin token `token`.
     pub fn new(node: Arc<Node>, token: String) -> Self {
-        Local { node, token, turns: Mutex::new((Arc::new(Turns::new()), 0)) }
+        Local { node, token, turns: Mutex::new((Arc::new(Turns::new()), 0)), kept: Arc::default() }
+    }
+
+    /// Drops the instances kept for ingest, and the memory they grew: for a follower
+    /// that has caught up and waits.
+    pub fn release(&self) {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner).clear();
     }
 
     /// The turn order and ticket of the ingest request sent now.
@@ -197,18 +213,26 @@ impl Link for Local {
             headers,
             body,
         };
-        let node = Arc::clone(&self.node);
+        let (node, kept) = (Arc::clone(&self.node), Arc::clone(&self.kept));
         // The ticket is taken here, when the request is sent, and its call always runs
         // to its end on the blocking pool, so every ticket's turn comes to an end.
         let turn = ingest.then(|| self.ticket());
         let order = turn.as_ref().map(|(turns, _)| Arc::clone(turns));
         let answer = tokio::task::spawn_blocking(move || match turn {
             Some((turns, ticket)) => {
-                let mut instance = node.checkout()?;
+                let taken = kept.lock().unwrap_or_else(PoisonError::into_inner).pop();
+                let mut instance = match taken {
+                    Some(instance) => instance,
+                    None => node.checkout()?,
+                };
                 // These turns do not write behind: the write has committed on return.
-                let answer = instance.serve_in_turn(&request, &turns, ticket).map(|(answer, _)| answer);
-                node.checkin(instance);
-                answer
+                // An instance whose call failed (a trap) is not used again.
+                let answer = instance.serve_in_turn(&request, &turns, ticket).map(|(answer, _)| answer)?;
+                let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+                if kept.len() < KEPT_INSTANCES {
+                    kept.push(instance);
+                }
+                Ok(answer)
             }
             None => node.handle(&request),
         })
@@ -260,6 +284,7 @@ pub async fn run(
             if options.once {
                 return Ok(totals);
             }
+            local.release();
             tokio::time::sleep(options.poll).await;
         }
     }
@@ -286,10 +311,12 @@ pub fn spawn_serving(upstream: Upstream, local: Local, page_size: u32, poll: Dur
                             eprintln!("ledger-node: following: applied {} updates{at}", report.summary.applied.update);
                         }
                         if report.caught_up {
+                            local.release();
                             tokio::time::sleep(poll).await;
                         }
                     }
                     Err(e) => {
+                        local.release();
                         eprintln!("ledger-node: following stopped: {e}; trying again in {} s", poll.as_secs());
                         tokio::time::sleep(poll).await;
                     }
