@@ -76,7 +76,8 @@ pub async fn store_check<S: Store>(store: &S, entropy: &[u8; 32]) -> Result<Resp
     Ok(Response::ok(&report))
 }
 
-/// `POST /v0/admin/reset`: removes every key, when the operator allowed it.
+/// `POST /v0/admin/reset`: removes every key but the layout version, when the operator
+/// allowed it.
 pub async fn reset<S: Store>(store: &S, config: &Config) -> Result<Response, Error> {
     if !config.allow_reset {
         return Err(Error::Forbidden(alloc::format!(
@@ -86,6 +87,8 @@ pub async fn reset<S: Store>(store: &S, config: &Config) -> Result<Response, Err
     }
     let mut batch = WriteBatch::new();
     batch.delete_range(Vec::new(), None);
+    // The store is still of this layout: a host checked it before serving.
+    crate::layout::stamp(&mut batch);
     store.write(&batch).await.map_err(write_failed)?;
     Ok(Response::ok(&serde_json::json!({ "reset": true })))
 }

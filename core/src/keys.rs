@@ -31,6 +31,7 @@
 //! | `X` | `X` user_id tracking_id | buy-traffic request (JSON) | wallet submissions (the tracking-id claim), ingest outcomes, the tick ([`crate::wallet::record`]) |
 //! | `Y` | `Y` contract_id | the request's `X` key | wallet submissions |
 //! | `Z` | `Z` status (expires_at) user_id tracking_id | the request's `X` key | wallet submissions, ingest outcomes, the tick |
+//! | `0x00` | `0x00 layout` | the keyspace's layout version ([`crate::layout`]) | the first check of a store holding no data, the reset |
 //! | `0xff` | scratch | | the storage check ([`crate::admin::SCRATCH_PREFIX`]) |
 
 use alloc::string::String;

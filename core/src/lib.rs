@@ -76,7 +76,9 @@
 //! ## Keyspace
 //!
 //! Keys beginning with `0xff` are the node's scratch space ([`admin::SCRATCH_PREFIX`]);
-//! the ledger's keyspace is documented with the modules that own it.
+//! the ledger's keyspace is documented with the modules that own it. Every store holds
+//! the version of that layout ([`layout`]), which each host checks before it serves:
+//! a store of another layout is refused, with what to do about it.
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -100,6 +102,7 @@ pub mod ingest;
 pub mod json;
 pub mod jwks;
 pub mod keys;
+pub mod layout;
 pub mod ledger;
 pub mod names;
 pub mod network;

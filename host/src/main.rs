@@ -163,8 +163,11 @@ fn serve(
         None => None,
     };
     let backend = match (&db, memory) {
-        (Some(path), _) => Backend::open(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
-        (None, _) => Backend::memory(),
+        (Some(path), _) => {
+            let backend = Backend::open(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
+            check_layout(backend, path.display())?
+        }
+        (None, _) => check_layout(Backend::memory(), "the memory store")?,
     };
     let engine = host::engine()?;
     let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
@@ -217,7 +220,17 @@ fn operator_node(command: &str, db: &std::path::Path) -> anyhow::Result<(Node, S
     vars.retain(|(name, _)| name != ledger_node_core::config::ADMIN_TOKEN);
     vars.push((ledger_node_core::config::ADMIN_TOKEN.to_owned(), token.clone()));
     let backend = Backend::open_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
+    let backend = check_layout(backend, db.display())?;
     Ok((Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?, token))
+}
+
+/// The store `backend` (named `what` in an error), once the core has checked its
+/// layout version: an empty store gets this build's, and a store of another layout
+/// stops the command with the core's message, which says what to do.
+fn check_layout(backend: Backend, what: impl std::fmt::Display) -> anyhow::Result<Backend> {
+    ledger_node_core::exec::block_on(ledger_node_core::layout::check(&backend))
+        .map_err(|refused| anyhow::anyhow!("{what}: {refused}"))?;
+    Ok(backend)
 }
 
 fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {

@@ -77,3 +77,82 @@ fn a_sqlite_store_of_an_earlier_build_is_refused_with_advice() {
     );
     assert_eq!(std::fs::read(&db).expect("the file"), file, "the file is left as it was");
 }
+
+/// Runs `command` to its end, killing it after a minute (a `serve` that did not refuse
+/// its store would serve on).
+fn finished(command: &mut Command) -> std::process::Output {
+    let mut child =
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("running");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("the status").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let output = child.wait_with_output().expect("the output");
+            panic!("still running after a minute: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("the output")
+}
+
+/// Writes `key` = `value` into the store at `db`, as the library opens it.
+fn put(db: &std::path::Path, key: &[u8], value: &[u8]) {
+    let store = ledger_node::backend::Backend::open(db).expect("opening the store");
+    let mut batch = ledger_node_core::store::WriteBatch::new();
+    batch.put(key.to_vec(), value.to_vec());
+    store.write(&batch).expect("writing");
+}
+
+#[test]
+fn a_new_store_gets_the_layout_version_and_one_of_another_layout_is_refused_by_every_command() {
+    use ledger_node_core::layout;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let history = dir.path().join("history.ndjson");
+    std::fs::write(&history, "{\"wallet_user\":{\"user_id\":\"u\",\"party_id\":\"p\"}}\n")
+        .expect("writing the history");
+
+    // A new store gets this build's version, and is ingested into again.
+    let current = dir.path().join("current.store");
+    for _ in 0..2 {
+        let output = ledger_node().args(["ingest", "--db"]).arg(&current).arg(&history).output().expect("ingest");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let store = ledger_node::backend::Backend::open(&current).expect("opening the store");
+    assert_eq!(store.get(layout::KEY).expect("a read"), Some(layout::VERSION.to_string().into_bytes()));
+    drop(store);
+
+    // Another version, and the node's data without a version.
+    let other = dir.path().join("other.store");
+    put(&other, layout::KEY, b"999");
+    let unversioned = dir.path().join("unversioned.store");
+    put(&unversioned, &ledger_node_core::keys::Key::new(ledger_node_core::keys::GENERATION).i64(1).into_bytes(), b"");
+    for (db, names) in [(&other, "layout version 999"), (&unversioned, "without a layout version")] {
+        let commands: [&[&str]; 3] = [
+            &["ingest"],
+            &["follow", "--once", "--upstream", "http://127.0.0.1:9"],
+            &["serve", "--listen", "127.0.0.1:0", "--tick-seconds", "0"],
+        ];
+        for args in commands {
+            let mut command = ledger_node();
+            command.args(args).arg("--db").arg(db);
+            if args == ["ingest"] {
+                command.arg(&history);
+            }
+            let output = finished(&mut command);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!output.status.success(), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(names)
+                    && stderr.contains(&format!("this build reads layout version {} only", layout::VERSION))
+                    && stderr.contains("ingest the history again into a new store"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    // Refused stores are left as they were.
+    let store = ledger_node::backend::Backend::open(&other).expect("opening the store");
+    assert_eq!(store.get(layout::KEY).expect("a read"), Some(b"999".to_vec()));
+    drop(store);
+    let store = ledger_node::backend::Backend::open(&unversioned).expect("opening the store");
+    assert_eq!(store.get(layout::KEY).expect("a read"), None);
+}

@@ -2,7 +2,12 @@
 //!
 //! The `fetch` handler is the whole shell. It answers every request with a 503 naming
 //! the binding while the D1 database `DB` or the R2 bucket `BODIES` is not bound (the
-//! node does not run without either). Otherwise, for every request it
+//! node does not run without either). Before an isolate serves its first request (or
+//! runs its first scheduled jobs), it checks the store's layout version with the core
+//! ([`ledger_node_core::layout::check`]: an empty store gets this build's) and keeps
+//! the outcome for the isolate's life, so requests read nothing more for it; a store
+//! of another layout is refused, and every request is a 503 whose error names both
+//! versions and what to do. Otherwise, for every request it
 //!
 //! 1. reads the configuration from the Worker's `[vars]` and secrets
 //!    ([`ledger_node_core::Config::from_lookup`]; a bad value is a 500 whose log names
@@ -80,6 +85,10 @@ pub use r2::BodyBucket;
 /// The D1 binding that holds the node's key-value table.
 pub const DB_BINDING: &str = "DB";
 
+/// This isolate's outcome of the layout check, once it has one: `None` when the store
+/// is of this build's layout, else the refusal.
+static LAYOUT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
 #[event(fetch)]
 async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> worker::Result<worker::Response> {
     let response = match missing_binding(&env) {
@@ -110,6 +119,14 @@ async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> 
 /// tries again.
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleContext) {
+    let refused = match now().and_then(|now| store(&env, now)) {
+        Ok(store) => layout_refusal(&store).await,
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(refused) = refused {
+        console_error!("scheduled jobs and following skipped: {refused}");
+        return;
+    }
     match tick(&env).await {
         Ok(report) => {
             if report.expired_requests > 0 {
@@ -157,6 +174,9 @@ async fn serve(
     let config = config(env)?;
     let now = now()?;
     let store = store(env, now)?;
+    if let Some(refused) = layout_refusal(&store).await {
+        return Ok(unbound(&refused));
+    }
     let entropy = entropy()?;
     let request = convert::request(request).await?;
     let env = Env { now, entropy, config: &config };
@@ -206,8 +226,30 @@ fn missing_binding(env: &worker::Env) -> Option<String> {
     env.bucket(r2::R2_BINDING).err().map(|e| missing("R2 bucket", r2::R2_BINDING, e))
 }
 
-/// The answer to every request while a binding is missing: a 503 that names it, in
-/// the body and in the log.
+/// Why this isolate cannot serve its store, if it cannot: the core's layout check,
+/// run once and kept in [`LAYOUT`] (a refusal for the isolate's life: the database
+/// does not change its layout under it). A store that could not be read is not an
+/// outcome: the request is a 503, and the next one checks again.
+async fn layout_refusal(store: &CachedStore) -> Option<String> {
+    if let Some(outcome) = LAYOUT.get() {
+        return outcome.clone();
+    }
+    match ledger_node_core::layout::check(store).await {
+        Ok(_) => {
+            let _ = LAYOUT.set(None);
+            None
+        }
+        Err(refused @ ledger_node_core::layout::Refused::Store(_)) => Some(refused.to_string()),
+        Err(refused) => {
+            let refused = refused.to_string();
+            let _ = LAYOUT.set(Some(refused.clone()));
+            Some(refused)
+        }
+    }
+}
+
+/// The answer to every request while a binding is missing, or the store is refused: a
+/// 503 that names the problem, in the body and in the log.
 fn unbound(missing: &str) -> ledger_node_core::Response {
     let body = serde_json::json!({ "error": format!("not ready: {missing}") });
     let mut response = ledger_node_core::Response::json(503, serde_json::to_vec(&body).unwrap_or_default());

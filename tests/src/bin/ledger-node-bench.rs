@@ -110,6 +110,8 @@ fn core_ingest(file: &std::path::Path, db: Option<&std::path::Path>) -> anyhow::
         Some(path) => Backend::open(path).map_err(|e| anyhow::anyhow!("{e:?}"))?,
         None => Backend::memory(),
     };
+    // As `ledger-node ingest` does: a store of another layout is refused, a new one stamped.
+    block_on(ledger_node_core::layout::check(&store)).map_err(|refused| anyhow::anyhow!("{refused}"))?;
     let config = Config::default();
     let text = std::fs::read(file)?;
     let started = Instant::now();

@@ -69,6 +69,11 @@ fn the_worker_refuses_to_serve_without_its_bucket() {
 }
 
 #[test]
+fn the_worker_refuses_a_database_of_another_layout() {
+    worker::the_worker_refuses_a_database_of_another_layout();
+}
+
+#[test]
 fn serve_keeps_following_its_upstream() {
     chain::serve_keeps_following_its_upstream();
 }

@@ -102,7 +102,7 @@ impl WorkerTarget {
 
     /// [`WorkerTarget::start`], with `vars` set besides the test configuration.
     pub fn start_with(vars: &[(String, String)]) -> Self {
-        let mut target = Self::launch(vars, None);
+        let mut target = Self::launch(vars, None, None);
         target.wait_until(|status| status == 200);
         target
     }
@@ -110,12 +110,20 @@ impl WorkerTarget {
     /// Starts `wrangler dev` from a `wrangler.toml` without its table `table` (such as
     /// `[[r2_buckets]]`), and waits for its first answer, whatever its status.
     pub fn start_without(table: &str) -> Self {
-        let mut target = Self::launch(&[], Some(table));
+        let mut target = Self::launch(&[], Some(table), None);
         target.wait_until(|_| true);
         target
     }
 
-    fn launch(vars: &[(String, String)], without: Option<&str>) -> Self {
+    /// Starts `wrangler dev` over a D1 database into which the SQL `sql` was executed
+    /// after the migrations, and waits for its first answer, whatever its status.
+    pub fn start_over(sql: &str) -> Self {
+        let mut target = Self::launch(&[], None, Some(sql));
+        target.wait_until(|_| true);
+        target
+    }
+
+    fn launch(vars: &[(String, String)], without: Option<&str>, sql: Option<&str>) -> Self {
         let state = tempfile::tempdir().expect("a temporary directory");
         let persist = state.path().to_str().expect("a UTF-8 temporary path").to_owned();
         let config = build_once(state.path(), without);
@@ -131,6 +139,30 @@ impl WorkerTarget {
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
+        if let Some(sql) = sql {
+            let output = wrangler()
+                .args([
+                    "d1",
+                    "execute",
+                    "DB",
+                    "--local",
+                    "--config",
+                    &config,
+                    "--persist-to",
+                    &persist,
+                    "--command",
+                    sql,
+                ])
+                .stdin(Stdio::null())
+                .output()
+                .expect("running wrangler d1 execute");
+            assert!(
+                output.status.success(),
+                "wrangler d1 execute failed:\n{}\n{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
 
         let port = free_port();
         let log = state.path().join("wrangler-dev.log");
@@ -251,5 +283,51 @@ pub fn the_worker_refuses_to_serve_without_its_bucket() {
         let body = String::from_utf8_lossy(&answer.body);
         assert_eq!(answer.status, 503, "{target}: {body}");
         assert!(body.contains("BODIES"), "{target}: the error names the binding: {body}");
+    }
+}
+
+/// A D1 database of another layout version, or holding the node's data without one, is
+/// refused: every request, the probes and admin ingest included, is a 503 naming both
+/// versions and what to do, and the database is left as it was.
+pub fn the_worker_refuses_a_database_of_another_layout() {
+    use ledger_node_core::keys::{GENERATION, Key};
+    use ledger_node_core::layout;
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let generation = Key::new(GENERATION).i64(1).into_bytes();
+    let cases = [
+        (format!("INSERT INTO kv (k, v) VALUES (x'{}', x'{}')", hex(layout::KEY), hex(b"999")), "layout version 999"),
+        (format!("INSERT INTO kv (k, v) VALUES (x'{}', x'')", hex(&generation)), "without a layout version"),
+    ];
+    for (sql, names) in cases {
+        let worker = WorkerTarget::start_over(&sql);
+        let ingest = Outgoing {
+            method: "POST".into(),
+            target: "/v0/admin/ingest".into(),
+            headers: vec![("authorization".into(), format!("Bearer {ADMIN_TOKEN}"))],
+            body: b"{\"wallet_user\":{\"user_id\":\"u\",\"party_id\":\"p\"}}\n".to_vec(),
+        };
+        let probes = ["/version", "/livez", "/readyz"].map(|target| Outgoing {
+            method: "GET".into(),
+            target: target.into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        });
+        // Twice: the refusal is the isolate's for its life.
+        for outgoing in probes.iter().chain([&ingest]).chain(probes.iter()) {
+            let answer = worker.client().send(outgoing);
+            let body = String::from_utf8_lossy(&answer.body);
+            assert_eq!(answer.status, 503, "{}: {body}", outgoing.target);
+            let error = serde_json::from_slice::<serde_json::Value>(&answer.body).expect("a JSON body")["error"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_default();
+            assert!(
+                error.contains(names)
+                    && error.contains(&format!("this build reads layout version {} only", layout::VERSION))
+                    && error.contains("ingest the history again into a new store"),
+                "{}: {body}",
+                outgoing.target
+            );
+        }
     }
 }
