@@ -37,7 +37,7 @@ use crate::host::{Instance, Node, Request};
 pub const BATCH_LINES: usize = 20_000;
 /// Most bytes in one batch (well under the 64 MiB ingest limit): fewer, larger batches
 /// take fewer turns at the store, while each instance's memory grows with its batch.
-pub const BATCH_BYTES: usize = 24 * 1024 * 1024;
+pub const BATCH_BYTES: usize = 16 * 1024 * 1024;
 /// The byte limit of the first batch; each next batch may be twice as large, up to
 /// the batching's limit (see [`Batching::bytes_for`]).
 const FIRST_BATCH_BYTES: usize = 1024 * 1024;
