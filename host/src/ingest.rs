@@ -394,7 +394,7 @@ mod tests {
     fn batches_start_small_and_double_up_to_the_limit() {
         let batching = Batching::default();
         let limits: Vec<usize> = (0..7).map(|ticket| batching.bytes_for(ticket) >> 20).collect();
-        assert_eq!(limits, [1, 2, 4, 8, 16, 24, 24]);
+        assert_eq!(limits, [1, 2, 4, 8, 16, 16, 16]);
         assert_eq!(batching.bytes_for(u64::MAX), BATCH_BYTES);
         let small = Batching { lines: 10, bytes: 3 << 20 };
         assert_eq!(small.bytes_for(0), 1 << 20);
