@@ -149,12 +149,15 @@ impl LsmStore {
         Ok(LsmStore { db, kv, durability, writer: Mutex::new(()), commits: AtomicU64::new(0) })
     }
 
-    /// Syncs every commit so far to disk, then merges the key index into one sorted run
-    /// (a major compaction), which the end of a bulk load calls for: a load leaves many
-    /// overlapping tables and the tombstones of what it deleted, which every scan would
-    /// otherwise step through until background merges caught up.
+    /// Syncs every commit so far to disk, then writes the in-memory tables out and
+    /// merges the key index into one sorted run (a major compaction), which the end of a
+    /// bulk load calls for: a load leaves many overlapping tables and the tombstones of
+    /// what it deleted, which every scan would otherwise step through until background
+    /// merges caught up, and up to a full in-memory table held only in the journal, which
+    /// the next process to open the store would replay before its first answer.
     pub fn sync(&self) -> Result<(), StoreError> {
         self.db.persist(PersistMode::SyncAll).map_err(backend)?;
+        self.kv.rotate_memtable_and_wait().map_err(backend)?;
         self.kv.major_compact().map_err(backend)?;
         self.db.persist(PersistMode::SyncAll).map_err(backend)
     }
