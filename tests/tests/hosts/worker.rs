@@ -89,6 +89,25 @@ fn build_once(dir: &Path, without: Option<&str>) -> PathBuf {
     path
 }
 
+/// Runs `wrangler d1 <args>` on the local database of the worker configured by `config`,
+/// kept in `persist`, and fails the test with wrangler's output if it fails.
+fn d1(config: &str, persist: &str, args: &[&str]) {
+    let output = wrangler()
+        .arg("d1")
+        .args(args)
+        .args(["--local", "--config", config, "--persist-to", persist])
+        .stdin(Stdio::null())
+        .output()
+        .expect("running wrangler d1");
+    assert!(
+        output.status.success(),
+        "wrangler d1 {} failed:\n{}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
 }
@@ -128,40 +147,9 @@ impl WorkerTarget {
         let persist = state.path().to_str().expect("a UTF-8 temporary path").to_owned();
         let config = build_once(state.path(), without);
         let config = config.to_str().expect("a UTF-8 temporary path").to_owned();
-        let output = wrangler()
-            .args(["d1", "migrations", "apply", "DB", "--local", "--config", &config, "--persist-to", &persist])
-            .stdin(Stdio::null())
-            .output()
-            .expect("running wrangler d1 migrations apply");
-        assert!(
-            output.status.success(),
-            "wrangler d1 migrations apply failed:\n{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+        d1(&config, &persist, &["migrations", "apply", "DB"]);
         if let Some(sql) = sql {
-            let output = wrangler()
-                .args([
-                    "d1",
-                    "execute",
-                    "DB",
-                    "--local",
-                    "--config",
-                    &config,
-                    "--persist-to",
-                    &persist,
-                    "--command",
-                    sql,
-                ])
-                .stdin(Stdio::null())
-                .output()
-                .expect("running wrangler d1 execute");
-            assert!(
-                output.status.success(),
-                "wrangler d1 execute failed:\n{}\n{}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
+            d1(&config, &persist, &["execute", "DB", "--command", sql]);
         }
 
         let port = free_port();
