@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use crate::admin;
 use crate::error::Error;
 use crate::keys::{self, Key};
-use crate::ledger::stage::Stage;
+use crate::stage::Stage;
 use crate::store::{Scan, Store, WriteError};
 
 /// How often a write is prepared again when others commit while it is prepared.

@@ -110,6 +110,7 @@ pub mod openapi;
 pub mod registry;
 pub mod route;
 pub mod service;
+pub mod stage;
 pub mod state;
 pub mod store;
 pub mod time;

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::keys::{self, Key};
-use crate::ledger::stage::Stage;
+use crate::stage::Stage;
 use crate::store::{Scan, Store, StoreError};
 use crate::update::CreatedEvent;
 use crate::value::Encoding;

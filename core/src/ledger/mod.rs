@@ -1,21 +1,20 @@
 //! The ledger history the node holds, and the state derived from it at ingest.
 //!
 //! [`apply_update`] stores one update ([`updates`]) and derives the active contract
-//! set from it ([`contracts`]); [`stage::Stage`] collects everything one ingest batch
+//! set from it ([`contracts`]); a [`Stage`] collects everything one ingest batch
 //! writes, so that the batch is applied atomically.
 
 pub mod contracts;
-pub mod stage;
 pub mod updates;
 
 use crate::error::Error;
 use crate::network;
+use crate::stage::Stage;
 use crate::store::Store;
 use crate::update::{Event, ReassignmentEvent, Update};
 use crate::value::Encoding;
 
 pub use contracts::{ContractRecord, Location};
-use stage::Stage;
 pub use updates::StoredUpdate;
 
 /// What applying one update did.

@@ -31,7 +31,7 @@ use crate::error::Error;
 use crate::http::Response;
 use crate::json::Json;
 use crate::keys::{self, Key};
-use crate::ledger::stage::Stage;
+use crate::stage::Stage;
 use crate::network::{self, Backfill};
 use crate::store::{Scan, Store, StoreError};
 use crate::time::Timestamp;

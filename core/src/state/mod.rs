@@ -29,7 +29,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::ledger::Archived;
-use crate::ledger::stage::Stage;
+use crate::stage::Stage;
 use crate::names::TemplateNames;
 use crate::store::Store;
 use crate::update::Update;

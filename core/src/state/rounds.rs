@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::http::Response;
 use crate::keys::{self, Key};
-use crate::ledger::stage::Stage;
+use crate::stage::Stage;
 use crate::names::TemplateNames;
 use crate::store::{Scan, Store};
 use crate::update::{CreatedEvent, Event, Update};

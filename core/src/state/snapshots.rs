@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::http::{Response, query_param};
 use crate::keys::{self, Key};
-use crate::ledger::stage::Stage;
+use crate::stage::Stage;
 use crate::store::{Scan, Store, prefix_end};
 use crate::time::{TIMESTAMP_FORM, Timestamp};
 

@@ -18,7 +18,7 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::http::Response;
 use crate::keys::{self, Key};
-use crate::ledger::stage::Stage;
+use crate::stage::Stage;
 use crate::store::{Scan, Store};
 
 use super::listed::{ListedContract, render_list};

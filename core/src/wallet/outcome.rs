@@ -35,7 +35,7 @@ use super::record::{BuyTrafficRecord, State, Status, contract_index_key, created
 use crate::commit;
 use crate::env::Env;
 use crate::error::Error;
-use crate::ledger::stage::Stage;
+use crate::stage::Stage;
 use crate::store::{Scan, Store, key_after};
 use crate::update::{Event, Update};
 use crate::value::{Encoding, Value};

@@ -1,5 +1,10 @@
-//! Staged writes: reads see the batch's own writes, and everything is written at the
-//! end in one atomic batch.
+//! Staged writes: the write batch of one guarded commit under construction.
+//!
+//! Ingest and the scheduled jobs read state, decide and write. They read through a
+//! [`Stage`], which sees the batch's own writes, and write into it; the whole batch is
+//! then committed at once, atomically, by [`crate::commit::guarded`]. Reads can be
+//! fetched ahead in one round trip ([`Stage::prefetch`]), so that deciding needs no
+//! further store call.
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
