@@ -8,6 +8,14 @@
 //! [`Json`](super::Json) and the strict readers, which name the problem. So a fast path
 //! may refuse more than the strict path, never less, and must build the same value
 //! from whatever it accepts.
+//!
+//! A reader may also ask for an object's fields by name, in any order ([`Fields`]):
+//! fields that come in the order asked for are read where they stand, in one pass;
+//! a field met before it is asked for is skipped and read from its position later.
+//! Either way every key is checked once against the object's known fields and
+//! against the keys met before it, so an unknown or repeated key is refused.
+
+use alloc::vec::Vec;
 
 use super::write::first_escape;
 
@@ -21,12 +29,198 @@ pub struct Cursor<'a> {
     text: &'a str,
     at: usize,
     depth: u32,
+    /// The keys met in the objects being read by name, innermost last: each with the
+    /// position of its value, or [`READ`] once read.
+    keys: Vec<(&'a str, usize)>,
+}
+
+/// The position of a key whose value has been read.
+const READ: usize = usize::MAX;
+
+/// An object being read field by field ([`Cursor::open`]).
+#[derive(Debug)]
+pub struct Fields<'a> {
+    /// Where this object's keys start in [`Cursor::keys`].
+    base: usize,
+    /// The fields allowed, once known; a key outside them is refused.
+    known: Option<&'static [&'static str]>,
+    /// Whether a key has been read yet (the next one then follows a comma).
+    started: bool,
+    /// Whether the closing brace has been read.
+    ended: bool,
+    /// A key just read whose value the cursor is at, not yet taken nor skipped.
+    pending: Option<&'a str>,
+}
+
+/// Where [`Cursor::locate`] found a field's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Located {
+    /// The cursor is at it.
+    Here,
+    /// It was skipped: it starts at `value`, and reading goes on at `resume` after it.
+    Skipped {
+        /// Where the value starts.
+        value: usize,
+        /// Where the cursor was.
+        resume: usize,
+    },
+    /// The object has no such field.
+    Absent,
 }
 
 impl<'a> Cursor<'a> {
     /// A cursor at the start of `text`.
     pub fn new(text: &'a str) -> Self {
-        Cursor { text, at: 0, depth: 0 }
+        Cursor { text, at: 0, depth: 0, keys: Vec::new() }
+    }
+
+    /// Where the cursor is, as a byte offset into the text.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
+    /// Moves the cursor to `position`, one it was at before.
+    pub fn seek(&mut self, position: usize) {
+        self.at = position;
+    }
+
+    /// Skips one element of any type (numbers other than int64 integers are refused).
+    pub fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => self.object(|c, _| c.skip()),
+            b'[' => self.array(Self::skip),
+            b't' | b'f' => self.boolean().map(drop),
+            b'n' => self.null().then_some(()),
+            _ => self.integer().map(drop),
+        }
+    }
+
+    /// Opens an object to be read field by field, with [`Cursor::locate`] and
+    /// [`Cursor::close`].
+    pub fn open(&mut self) -> Option<Fields<'a>> {
+        self.eat(b'{')?;
+        self.enter()?;
+        Some(Fields { base: self.keys.len(), known: None, started: false, ended: false, pending: None })
+    }
+
+    /// Restricts the object's keys to `known`: those met so far, and any met later.
+    pub fn only(&mut self, fields: &mut Fields<'a>, known: &'static [&'static str]) -> Option<()> {
+        let met = self.keys.get(fields.base..)?.iter().map(|(key, _)| key).chain(fields.pending.as_ref());
+        for key in met {
+            if !known.contains(key) {
+                return None;
+            }
+        }
+        fields.known = Some(known);
+        Some(())
+    }
+
+    /// The next key of the object, the cursor then at its value; `Some(None)` at the
+    /// end. A key met before in this object, or not among its known fields, is refused.
+    fn next_key(&mut self, fields: &mut Fields<'a>) -> Option<Option<&'a str>> {
+        if fields.ended {
+            return Some(None);
+        }
+        if self.peek()? == b'}' {
+            self.at += 1;
+            self.depth -= 1;
+            fields.ended = true;
+            return Some(None);
+        }
+        if fields.started {
+            self.eat(b',')?;
+        }
+        fields.started = true;
+        let key = self.string()?;
+        self.eat(b':')?;
+        let repeated = self.keys.get(fields.base..)?.iter().any(|(met, _)| *met == key);
+        if repeated || fields.known.is_some_and(|known| !known.contains(&key)) {
+            return None;
+        }
+        Some(Some(key))
+    }
+
+    /// Notes the pending key's value as skipped, and skips it.
+    fn skip_pending(&mut self, fields: &mut Fields<'a>) -> Option<()> {
+        if let Some(key) = fields.pending.take() {
+            self.keys.push((key, self.at));
+            self.skip()?;
+        }
+        Some(())
+    }
+
+    /// Finds the value of field `name` and marks it read: the cursor is at it, or it
+    /// was skipped earlier (then seek to it, read it, and seek back to `resume`), or
+    /// the object has no such field. A field asked for twice is refused.
+    pub fn locate(&mut self, fields: &mut Fields<'a>, name: &str) -> Option<Located> {
+        if let Some(key) = fields.pending.filter(|key| *key == name) {
+            fields.pending = None;
+            self.keys.push((key, READ));
+            return Some(Located::Here);
+        }
+        self.skip_pending(fields)?;
+        let base = fields.base;
+        if let Some(slot) = self.keys.get_mut(base..)?.iter_mut().find(|(key, _)| *key == name) {
+            let value = core::mem::replace(&mut slot.1, READ);
+            return (value != READ).then_some(Located::Skipped { value, resume: self.at });
+        }
+        while let Some(key) = self.next_key(fields)? {
+            if key == name {
+                self.keys.push((key, READ));
+                return Some(Located::Here);
+            }
+            self.keys.push((key, self.at));
+            self.skip()?;
+        }
+        Some(Located::Absent)
+    }
+
+    /// Which of the fields `a` and `b` the object has, reading as far as the first of
+    /// them (which is then pending); `(false, false)` if neither. It does not look
+    /// for the other one: [`Cursor::only`] with fields that exclude it refuses it
+    /// when it comes.
+    pub fn either(&mut self, fields: &mut Fields<'a>, a: &str, b: &str) -> Option<(bool, bool)> {
+        let is = |key: &str| (key == a, key == b);
+        if let Some(key) = fields.pending.filter(|key| *key == a || *key == b) {
+            return Some(is(key));
+        }
+        self.skip_pending(fields)?;
+        if let Some((key, _)) = self.keys.get(fields.base..)?.iter().find(|(key, _)| *key == a || *key == b) {
+            return Some(is(key));
+        }
+        while let Some(key) = self.next_key(fields)? {
+            if key == a || key == b {
+                fields.pending = Some(key);
+                return Some(is(key));
+            }
+            self.keys.push((key, self.at));
+            self.skip()?;
+        }
+        Some((false, false))
+    }
+
+    /// The object's one key, pending; any other key is refused.
+    pub fn sole_key(&mut self, fields: &mut Fields<'a>) -> Option<&'a str> {
+        if fields.started {
+            return None;
+        }
+        let key = self.next_key(fields)??;
+        fields.pending = Some(key);
+        fields.known = Some(&[]);
+        Some(key)
+    }
+
+    /// Reads the rest of the object (its keys checked, their values skipped) and its
+    /// closing brace.
+    pub fn close(&mut self, mut fields: Fields<'a>) -> Option<()> {
+        self.skip_pending(&mut fields)?;
+        while let Some(key) = self.next_key(&mut fields)? {
+            self.keys.push((key, READ));
+            self.skip()?;
+        }
+        self.keys.truncate(fields.base);
+        Some(())
     }
 
     fn bytes(&self) -> &'a [u8] {

@@ -23,7 +23,6 @@ use super::{
 use crate::ids::MAX_ID_BYTES;
 use crate::json::scan::{Cursor, once};
 use crate::time::Timestamp;
-use crate::value::fast::{self as value, id};
 use crate::value::{JsonPath, Record, Value};
 
 /// An ingest line `{"update": <update>}`, if this path takes it.
@@ -71,7 +70,7 @@ fn update(c: &mut Cursor<'_>) -> Option<Update> {
             "events_by_id" => once(&mut f.events_by_id, events(c)?),
             "external_transaction_hash" if c.null() => once(&mut f.external_transaction_hash, None),
             "external_transaction_hash" => once(&mut f.external_transaction_hash, Some(c.string()?)),
-            "offset" => once(&mut f.offset, id(c)?),
+            "offset" => once(&mut f.offset, crate::value::source::id(c).ok()?),
             "event" => once(&mut f.event, reassignment_event(c)?),
             _ => None,
         }
@@ -162,20 +161,20 @@ fn event_fields<'a>(c: &mut Cursor<'a>) -> Option<EventFields<'a>> {
         f.keys.push(key);
         match key {
             "event_type" => once(&mut f.event_type, c.string()?),
-            "event_id" => once(&mut f.event_id, id(c)?),
+            "event_id" => once(&mut f.event_id, crate::value::source::id(c).ok()?),
             "contract_id" => once(&mut f.contract_id, bounded_id(c)?),
             "template_id" => once(&mut f.template_id, template_id(c)?),
-            "package_name" => once(&mut f.package_name, id(c)?),
-            "create_arguments" => once(&mut f.create_arguments, value::record(c)?),
+            "package_name" => once(&mut f.package_name, crate::value::source::id(c).ok()?),
+            "create_arguments" => once(&mut f.create_arguments, crate::value::Record::read(c).ok()?),
             "created_at" => once(&mut f.created_at, timestamp(c)?),
             "signatories" => once(&mut f.signatories, bounded_strings(c)?),
             "observers" => once(&mut f.observers, bounded_strings(c)?),
             "created_event_blob" if c.null() => once(&mut f.created_event_blob, None),
             "created_event_blob" => once(&mut f.created_event_blob, Some(Blob::parse(c.string()?).ok()?)),
-            "choice" => once(&mut f.choice, id(c)?),
-            "choice_argument" => once(&mut f.choice_argument, value::value(c)?),
+            "choice" => once(&mut f.choice, crate::value::source::id(c).ok()?),
+            "choice_argument" => once(&mut f.choice_argument, Value::read(c).ok()?),
             "child_event_ids" => once(&mut f.child_event_ids, strings(c)?),
-            "exercise_result" => once(&mut f.exercise_result, value::value(c)?),
+            "exercise_result" => once(&mut f.exercise_result, Value::read(c).ok()?),
             "consuming" => once(&mut f.consuming, c.boolean()?),
             "acting_parties" => once(&mut f.acting_parties, bounded_strings(c)?),
             "interface_id" if c.null() => once(&mut f.interface_id, None),
@@ -303,7 +302,7 @@ fn strings(c: &mut Cursor<'_>) -> Option<Vec<String>> {
 /// An id of a bounded kind: non-empty and at most [`MAX_ID_BYTES`] bytes. A longer one
 /// is left to the strict parser, which names the field.
 fn bounded_id<'a>(c: &mut Cursor<'a>) -> Option<&'a str> {
-    id(c).filter(|id| id.len() <= MAX_ID_BYTES)
+    crate::value::source::id(c).ok().filter(|id| id.len() <= MAX_ID_BYTES)
 }
 
 /// An array of strings of at most [`MAX_ID_BYTES`] bytes each (party ids).

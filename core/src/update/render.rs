@@ -13,9 +13,6 @@ use super::text::{self, Form};
 use super::{Encoding, Update};
 use crate::value::render::{raw, to_json};
 
-#[cfg(test)]
-pub(crate) mod reference;
-
 /// An update written in one form: serializing it writes that form.
 #[derive(Debug, Clone, Copy)]
 pub struct Rendered<'a> {

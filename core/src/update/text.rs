@@ -10,7 +10,7 @@ use alloc::string::String;
 use super::{CreatedEvent, Encoding, Event, ExercisedEvent, Reassignment, ReassignmentEvent, Transaction, Update};
 use crate::json::short::ShortText;
 use crate::time::Timestamp;
-use crate::value::text::{compact, compact_record, protobuf, protobuf_record, string};
+use crate::value::render::{string, strings};
 
 /// How to write an update: the value encoding, and whether blobs are written (the
 /// canonical ingest form writes them, a response body does not).
@@ -66,14 +66,7 @@ fn transaction(out: &mut String, t: &Transaction, form: Form) {
 fn created(out: &mut String, e: &CreatedEvent, form: Form) {
     header(out, "created_event", [&e.event_id, &e.contract_id, e.template_id.as_str(), &e.package_name]);
     out.push_str(r#","create_arguments":"#);
-    match form.encoding {
-        Encoding::CompactJson => compact_record(out, &e.create_arguments),
-        Encoding::ProtobufJson => {
-            out.push_str(r#"{"record":"#);
-            protobuf_record(out, &e.create_arguments);
-            out.push('}');
-        }
-    }
+    e.create_arguments.write(out, form.encoding);
     out.push_str(r#","created_at":"#);
     time(out, e.created_at);
     out.push_str(r#","signatories":"#);
@@ -166,22 +159,7 @@ fn reassignment(out: &mut String, r: &Reassignment, form: Form) {
 }
 
 fn value(out: &mut String, value: &crate::value::Value, form: Form) {
-    match form.encoding {
-        Encoding::CompactJson => compact(out, value),
-        Encoding::ProtobufJson => protobuf(out, value),
-    }
-}
-
-/// Appends a JSON array of strings.
-fn strings(out: &mut String, items: &[String]) {
-    out.push('[');
-    for (n, item) in items.iter().enumerate() {
-        if n > 0 {
-            out.push(',');
-        }
-        string(out, item);
-    }
-    out.push(']');
+    value.write(out, form.encoding);
 }
 
 fn integer(out: &mut String, n: i64) {
@@ -190,26 +168,4 @@ fn integer(out: &mut String, n: i64) {
 
 fn time(out: &mut String, t: Timestamp) {
     string(out, t.short_text().as_str());
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::fixtures;
-    use super::super::render::reference::Reference;
-    use super::*;
-
-    proptest::proptest! {
-        #[test]
-        fn every_form_is_written_as_the_serializer_writes_it(update in fixtures::any_update()) {
-            for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
-                for blobs in [false, true] {
-                    let form = Form { encoding, blobs };
-                    let mut out = String::new();
-                    super::update(&mut out, &update, form);
-                    let reference = serde_json::to_string(&Reference(&update, form)).unwrap();
-                    proptest::prop_assert_eq!(&out, &reference);
-                }
-            }
-        }
-    }
 }
