@@ -17,11 +17,13 @@ use crate::error::Error;
 use crate::json::Json;
 use crate::ledger::{self, Outcome, StoredUpdate};
 use crate::names::TemplateNames;
-use crate::network::{self, Backfill, RollForwardLsu, Topology, WalletUser};
+use crate::network::{self, Backfill, KnownSynchronizers, RollForwardLsu, Topology, WalletUser};
+use crate::projection::Projection;
 use crate::stage::Stage;
-use crate::state;
+use crate::state::{Migrations, PriceVotes, Rounds};
 use crate::store::Store;
 use crate::update::Update;
+use crate::wallet::outcome::LedgerOutcomes;
 
 /// The kinds of ingest record.
 const KINDS: [&str; 5] = ["update", "topology", "backfill", "roll_forward_lsu", "wallet_user"];
@@ -173,17 +175,26 @@ fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
         .collect()
 }
 
+/// Every piece of state ingest derives from the ledger, in the order it applies each
+/// new update to them: the one list of projections, which both the batch's prefetch
+/// and its apply step go through. `names` names the templates they follow.
+pub fn projections(names: &TemplateNames) -> impl Projection + '_ {
+    KnownSynchronizers.then(LedgerOutcomes).then(Migrations).then(Rounds::new(names)).then(PriceVotes::new(names))
+}
+
 /// Applies one ingest batch atomically and says what changed.
 ///
 /// Every record is parsed before the store is touched, the batch's reads are fetched in
 /// one round trip, and all of its writes go in one atomic write batch guarded by the
-/// ingest generation: if another batch committed in between, this one is prepared again
-/// on the new state. `config` names the templates that derived state reads
-/// ([`crate::state`]).
+/// ingest generation ([`commit::guarded`]): if another batch committed in between, this
+/// one is prepared again on the new state. Each new update is stored by the ledger
+/// ([`ledger::apply_update`]), then applied to every [`projections`]. `config` names the
+/// templates that derived state follows.
 pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result<Summary, Error> {
     let names = TemplateNames::new(&config.names);
+    let projections = projections(&names);
     let mut records = parse_records(body)?;
-    let reads = keys_read(&records, &names);
+    let reads = keys_read(&records, &projections);
     let applied = commit::guarded(store, async || {
         let mut stage = Stage::new(store);
         stage.prefetch(reads.iter().cloned()).await?;
@@ -203,7 +214,7 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
                     let stored = stored.take().unwrap_or_else(|| StoredUpdate::new(update));
                     match ledger::apply_update(&mut stage, update, stored).await {
                         Ok(Outcome::New(archived)) => {
-                            state::apply_update(&mut stage, update, &names, &archived).await?;
+                            projections.apply(&mut stage, update, &archived).await?;
                             summary.applied.update += 1;
                         }
                         Ok(Outcome::Unchanged) => summary.unchanged += 1,
@@ -243,16 +254,16 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
     })
 }
 
-/// Every store key that applying the batch's updates reads, sorted and without
-/// repeats: worked out before the batch's first store call, so that its turn at the
-/// store starts with the reads themselves.
-fn keys_read(records: &[(usize, Record)], names: &TemplateNames) -> Vec<Vec<u8>> {
+/// Every store key that applying the batch's updates reads, the ledger's and
+/// `projections`', sorted and without repeats: worked out before the batch's first
+/// store call, so that its turn at the store starts with the reads themselves.
+fn keys_read(records: &[(usize, Record)], projections: &impl Projection) -> Vec<Vec<u8>> {
     let mut keys: Vec<Vec<u8>> = records
         .iter()
         .filter_map(|(_, record)| match record {
             Record::Update(update) => {
                 let update = &update.0;
-                Some(ledger::keys_read(update).chain(state::keys_read(update, names)))
+                Some(ledger::keys_read(update).chain(projections.keys_read(update)))
             }
             _ => None,
         })

@@ -107,6 +107,7 @@ pub mod ledger;
 pub mod names;
 pub mod network;
 pub mod openapi;
+pub mod projection;
 pub mod registry;
 pub mod route;
 pub mod service;

@@ -14,8 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::keys::{self, Key};
+use crate::ledger::Archived;
+use crate::projection::Projection;
 use crate::stage::Stage;
 use crate::store::Store;
+use crate::update::{ReassignmentEvent, Update};
 use crate::value::PathError;
 use crate::value::path::{JsonPath, Segment};
 use crate::value::read::StrictObject;
@@ -197,9 +200,38 @@ pub fn apply_wallet_user<S: Store>(stage: &mut Stage<'_, S>, record: &WalletUser
     stage.put(wallet_user_key(&record.user_id), record.party_id.clone().into_bytes());
 }
 
-/// Marks `synchronizer_id` as known.
-pub fn note_synchronizer<S: Store>(stage: &mut Stage<'_, S>, synchronizer_id: &str) {
-    stage.put(synchronizer_key(synchronizer_id), Vec::new());
+/// The synchronizers the node knows from its updates (`S synchronizer_id`, which
+/// topology records write too): a transaction's synchronizer, and both the source and
+/// the target of a reassignment. The wallet accepts requests only on a known
+/// synchronizer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KnownSynchronizers;
+
+impl Projection for KnownSynchronizers {
+    fn keys_read<'a>(&'a self, _update: &'a Update) -> impl Iterator<Item = Vec<u8>> + 'a {
+        core::iter::empty()
+    }
+
+    async fn apply<S: Store>(
+        &self,
+        stage: &mut Stage<'_, S>,
+        update: &Update,
+        _archived: &Archived<'_>,
+    ) -> Result<(), Error> {
+        let mut known = |synchronizer_id: &str| stage.put(synchronizer_key(synchronizer_id), Vec::new());
+        match update {
+            Update::Transaction(tx) => known(&tx.synchronizer_id),
+            Update::Reassignment(r) => {
+                let (source, target) = match &r.event {
+                    ReassignmentEvent::Assignment(a) => (&a.source_synchronizer, &a.target_synchronizer),
+                    ReassignmentEvent::Unassignment(u) => (&u.source_synchronizer, &u.target_synchronizer),
+                };
+                known(source);
+                known(target);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,17 @@
-//! The ledger history the node holds, and the state derived from it at ingest.
+//! The ledger: the updates the node holds and the active contract set, the base that
+//! every other piece of state is derived from.
 //!
-//! [`apply_update`] stores one update ([`updates`]) and derives the active contract
-//! set from it ([`contracts`]); a [`Stage`] collects everything one ingest batch
-//! writes, so that the batch is applied atomically.
+//! [`apply_update`] stores one update ([`updates`]) and brings the active contract set
+//! in line with it ([`contracts`]), staging its writes in the batch's [`Stage`]. It says
+//! whether the update was new and, if so, which contracts it archived ([`Archived`]):
+//! ingest then applies the update to each [`Projection`](crate::projection::Projection),
+//! which read what the ledger has just written. The ledger itself knows nothing of
+//! them.
 
 pub mod contracts;
 pub mod updates;
 
 use crate::error::Error;
-use crate::network;
 use crate::stage::Stage;
 use crate::store::Store;
 use crate::update::{Event, ReassignmentEvent, Update};
@@ -29,7 +32,7 @@ pub enum Outcome<'u> {
 /// The contracts an update archived whose creation was held, each with the record it
 /// had before ([`contracts::archive`]). An archived contract's record keeps no
 /// creation, so derived state that lists contracts by their payload finds the entry
-/// to remove from this record ([`crate::state::apply_update`]).
+/// to remove from this record (the contract lists of [`crate::state`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Archived<'u>(alloc::vec::Vec<(&'u str, alloc::vec::Vec<u8>)>);
 
@@ -67,7 +70,6 @@ pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> +
     let contracts = touched_contracts(update);
     core::iter::once(updates::hash_key(update.id()))
         .chain(contracts.into_iter().map(|(id, _)| contracts::contract_key(id)))
-        .chain(crate::wallet::outcome::keys_read(update))
 }
 
 /// The keys [`apply_update`] reads for those of `updates` already held, once every
@@ -88,7 +90,8 @@ pub fn held_keys_read<'u, S: Store>(
 }
 
 /// Stores `update`, rendered for storage as `stored` ([`StoredUpdate::new`]), and
-/// derives state from it; an update already held with other content is a conflict.
+/// brings the active contract set in line with it; an update already held with other
+/// content is a conflict.
 pub async fn apply_update<'u, S: Store>(
     stage: &mut Stage<'_, S>,
     update: &'u Update,
@@ -112,10 +115,8 @@ pub async fn apply_update<'u, S: Store>(
     }
     match update {
         Update::Transaction(tx) => {
-            network::note_synchronizer(stage, &tx.synchronizer_id);
             let import = tx.is_import();
             for event in tx.events_in_order() {
-                crate::wallet::outcome::apply_exercise_event(stage, &tx.update_id, event).await?;
                 match event {
                     Event::Created(created) => {
                         let record = records.take(&created.contract_id);
@@ -132,8 +133,6 @@ pub async fn apply_update<'u, S: Store>(
         }
         Update::Reassignment(r) => match &r.event {
             ReassignmentEvent::Assignment(a) => {
-                network::note_synchronizer(stage, &a.source_synchronizer);
-                network::note_synchronizer(stage, &a.target_synchronizer);
                 let id = &a.created_event.contract_id;
                 stage.put(
                     contracts::reassignment_key(id, a.reassignment_counter, true),
@@ -143,8 +142,6 @@ pub async fn apply_update<'u, S: Store>(
                 contracts::create(stage, &a.created_event, &a.target_synchronizer, false, record).await?;
             }
             ReassignmentEvent::Unassignment(u) => {
-                network::note_synchronizer(stage, &u.source_synchronizer);
-                network::note_synchronizer(stage, &u.target_synchronizer);
                 stage.put(
                     contracts::reassignment_key(&u.contract_id, u.reassignment_counter, false),
                     u.source_synchronizer.clone().into_bytes(),

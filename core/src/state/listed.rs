@@ -8,7 +8,9 @@ use alloc::vec::Vec;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::ledger::ContractRecord;
+use crate::ledger::{Archived, ContractRecord, contracts};
+use crate::stage::Stage;
+use crate::store::Store;
 use crate::time::Timestamp;
 
 /// One element of a contract list.
@@ -55,6 +57,26 @@ impl ListedContract {
     /// The text at `labels` of the compact payload (record fields by label).
     pub fn payload_text(&self, labels: &[&str]) -> Option<&str> {
         labels.iter().try_fold(&self.payload, |value, label| value.get(label))?.as_str()
+    }
+}
+
+/// The record of `contract_id` as the batch sees it; for a contract the update
+/// archived (`archived`), the record it had, with its creation, marked archived.
+pub async fn read_record<S: Store>(
+    stage: &mut Stage<'_, S>,
+    contract_id: &str,
+    archived: &Archived<'_>,
+) -> Result<Option<ContractRecord>, Error> {
+    let parse = |bytes: &[u8]| {
+        serde_json::from_slice::<ContractRecord>(bytes)
+            .map_err(|e| Error::Internal(alloc::format!("contract {contract_id}: unreadable record: {e}")))
+    };
+    if let Some(before) = archived.record(contract_id) {
+        return parse(before).map(|record| Some(ContractRecord { archived: true, ..record }));
+    }
+    match stage.get(&contracts::contract_key(contract_id)).await? {
+        Some(bytes) => parse(&bytes).map(Some),
+        None => Ok(None),
     }
 }
 

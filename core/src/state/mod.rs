@@ -1,8 +1,10 @@
 //! Network state derived at ingest, and the endpoints that serve it.
 //!
-//! Ingest calls [`apply_update`] for every new update (after the ledger has stored it
-//! and updated the active contract set), with the keys of [`keys_read`] prefetched, so
-//! that each endpoint answers from keys it can read directly or scan with a small limit:
+//! Three [`Projection`]s of the ledger keep it, each applied by ingest to every new
+//! update after the ledger has stored it and updated the active contract set, with
+//! the keys they read prefetched: [`Migrations`] (with the snapshot index it feeds),
+//! [`Rounds`] and [`PriceVotes`]. So each endpoint answers from keys it can read
+//! directly or scan with a small limit:
 //!
 //! | endpoint | module | store reads |
 //! |---|---|---|
@@ -15,8 +17,9 @@
 //! | `GET /v1/domains/{d}/parties/{p}/participant-id` | [`hosting`] | 1 get |
 //! | `GET /v0/roll-forward-lsu` | [`hosting`] | 1 get |
 //!
-//! Contract lists (closed rounds, votes) store each listed contract already rendered
-//! ([`listed`]), so serving a list parses no JSON.
+//! Party hosting and the roll-forward plan come from their own ingest records
+//! ([`crate::network`]), not from updates. Contract lists (closed rounds, votes) store
+//! each listed contract already rendered ([`listed`]), so serving a list parses no JSON.
 
 pub mod hosting;
 pub mod listed;
@@ -28,59 +31,102 @@ pub mod votes;
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::ledger::Archived;
-use crate::stage::Stage;
+use crate::ledger::{self, Archived};
 use crate::names::TemplateNames;
+use crate::projection::Projection;
+use crate::stage::Stage;
 use crate::store::Store;
 use crate::update::Update;
 
-/// The store keys [`apply_update`] reads for `update` (besides the contract records,
-/// which [`crate::ledger::keys_read`] prefetches), to prefetch in one round trip.
-pub fn keys_read(update: &Update, names: &TemplateNames) -> Vec<Vec<u8>> {
-    let mut keys = migrations::keys_read(update);
-    keys.extend(rounds::keys_read(update, names));
-    keys
-}
+/// Each migration's record time ranges, import updates and history stream indexes
+/// ([`migrations`]), and the first-snapshot index its range decides ([`snapshots`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Migrations;
 
-/// Derives this module's state from `update`, which the ledger has just stored as new,
-/// archiving the contracts of `archived`.
-pub async fn apply_update<S: Store>(
-    stage: &mut Stage<'_, S>,
-    update: &Update,
-    names: &TemplateNames,
-    archived: &Archived<'_>,
-) -> Result<(), Error> {
-    if let Some((before, after)) = migrations::apply_update(stage, update).await? {
-        snapshots::note_range(stage, update.migration_id(), before, after);
+impl Projection for Migrations {
+    fn keys_read<'a>(&'a self, update: &'a Update) -> impl Iterator<Item = Vec<u8>> + 'a {
+        migrations::keys_read(update).into_iter()
     }
-    rounds::note_round_creations(stage, update, names).await?;
-    for (contract_id, qualified_name) in crate::ledger::touched_contracts(update) {
-        if qualified_name == names.closed_round {
-            rounds::sync_closed_round(stage, contract_id, archived).await?;
-        } else if qualified_name == names.price_vote {
-            votes::sync_vote(stage, contract_id, archived).await?;
+
+    async fn apply<S: Store>(
+        &self,
+        stage: &mut Stage<'_, S>,
+        update: &Update,
+        _archived: &Archived<'_>,
+    ) -> Result<(), Error> {
+        if let Some((before, after)) = migrations::apply_update(stage, update).await? {
+            snapshots::note_range(stage, update.migration_id(), before, after);
         }
+        Ok(())
     }
-    Ok(())
 }
 
-/// The record of `contract_id` as the batch sees it; for a contract the update
-/// archived (`archived`), the record it had, with its creation, marked archived.
-async fn read_record<S: Store>(
-    stage: &mut Stage<'_, S>,
-    contract_id: &str,
-    archived: &Archived<'_>,
-) -> Result<Option<crate::ledger::ContractRecord>, Error> {
-    let parse = |bytes: &[u8]| {
-        serde_json::from_slice::<crate::ledger::ContractRecord>(bytes)
-            .map_err(|e| Error::Internal(alloc::format!("contract {contract_id}: unreadable record: {e}")))
-    };
-    if let Some(before) = archived.record(contract_id) {
-        return parse(before).map(|record| Some(crate::ledger::ContractRecord { archived: true, ..record }));
+/// The rounds with complete reward accounting, from the rounds' creations, and the
+/// list of active closed rounds ([`rounds`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Rounds<'n> {
+    names: &'n TemplateNames,
+}
+
+impl<'n> Rounds<'n> {
+    /// The rounds, of the templates `names` names.
+    pub fn new(names: &'n TemplateNames) -> Self {
+        Rounds { names }
     }
-    match stage.get(&crate::ledger::contracts::contract_key(contract_id)).await? {
-        Some(bytes) => parse(&bytes).map(Some),
-        None => Ok(None),
+}
+
+impl Projection for Rounds<'_> {
+    fn keys_read<'a>(&'a self, update: &'a Update) -> impl Iterator<Item = Vec<u8>> + 'a {
+        rounds::keys_read(update, self.names)
+    }
+
+    async fn apply<S: Store>(
+        &self,
+        stage: &mut Stage<'_, S>,
+        update: &Update,
+        archived: &Archived<'_>,
+    ) -> Result<(), Error> {
+        rounds::note_round_creations(stage, update, self.names).await?;
+        for (contract_id, qualified_name) in ledger::touched_contracts(update) {
+            if qualified_name == self.names.closed_round {
+                rounds::sync_closed_round(stage, contract_id, archived).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The list of active price votes ([`votes`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PriceVotes<'n> {
+    names: &'n TemplateNames,
+}
+
+impl<'n> PriceVotes<'n> {
+    /// The votes, of the template `names` names.
+    pub fn new(names: &'n TemplateNames) -> Self {
+        PriceVotes { names }
+    }
+}
+
+impl Projection for PriceVotes<'_> {
+    /// None besides the contract records, which the ledger's own reads prefetch.
+    fn keys_read<'a>(&'a self, _update: &'a Update) -> impl Iterator<Item = Vec<u8>> + 'a {
+        core::iter::empty()
+    }
+
+    async fn apply<S: Store>(
+        &self,
+        stage: &mut Stage<'_, S>,
+        update: &Update,
+        archived: &Archived<'_>,
+    ) -> Result<(), Error> {
+        for (contract_id, qualified_name) in ledger::touched_contracts(update) {
+            if qualified_name == self.names.price_vote {
+                votes::sync_vote(stage, contract_id, archived).await?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -21,13 +21,14 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::http::Response;
 use crate::keys::{self, Key};
-use crate::stage::Stage;
+use crate::ledger::Archived;
 use crate::names::TemplateNames;
+use crate::stage::Stage;
 use crate::store::{Scan, Store};
 use crate::update::{CreatedEvent, Event, Update};
 use crate::value::Value;
 
-use super::listed::{ListedContract, render_list};
+use super::listed::{ListedContract, read_record, render_list};
 
 /// Most closed rounds `GET /v0/closed-rounds` lists. The network archives a closed
 /// round once its rewards are processed, so only a handful are ever active.
@@ -103,9 +104,9 @@ pub async fn note_round_creations<S: Store>(
 pub async fn sync_closed_round<S: Store>(
     stage: &mut Stage<'_, S>,
     contract_id: &str,
-    archived: &crate::ledger::Archived<'_>,
+    archived: &Archived<'_>,
 ) -> Result<(), Error> {
-    let Some(record) = super::read_record(stage, contract_id, archived).await? else {
+    let Some(record) = read_record(stage, contract_id, archived).await? else {
         return Ok(());
     };
     let Some(listed) = ListedContract::of(contract_id, &record)? else {

@@ -18,10 +18,11 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::http::Response;
 use crate::keys::{self, Key};
+use crate::ledger::Archived;
 use crate::stage::Stage;
 use crate::store::{Scan, Store};
 
-use super::listed::{ListedContract, render_list};
+use super::listed::{ListedContract, read_record, render_list};
 
 /// Most SVs the vote list shows (a network has a few dozen).
 pub const MAX_SVS: usize = 1000;
@@ -34,9 +35,9 @@ fn vote_key(sv: &str, created_at_micros: i64, contract_id: &str) -> Vec<u8> {
 pub async fn sync_vote<S: Store>(
     stage: &mut Stage<'_, S>,
     contract_id: &str,
-    archived: &crate::ledger::Archived<'_>,
+    archived: &Archived<'_>,
 ) -> Result<(), Error> {
-    let Some(record) = super::read_record(stage, contract_id, archived).await? else {
+    let Some(record) = read_record(stage, contract_id, archived).await? else {
         return Ok(());
     };
     let Some(listed) = ListedContract::of(contract_id, &record)? else {

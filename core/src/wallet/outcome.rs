@@ -1,14 +1,15 @@
 //! What becomes of a request: the ledger's word at ingest, and the node's own expiry.
 //!
-//! **The ledger** ([`apply_exercise_event`], called from [`crate::ledger::apply_update`]): an
+//! **The ledger** ([`LedgerOutcomes`], a [`Projection`] ingest applies to every new
+//! update, event by event in execution order): an
 //! exercised event on a request's contract id with choice `BuyTrafficRequest_Complete`
 //! completes it (transaction id: the update's id), `BuyTrafficRequest_Cancel` rejects it
 //! (with the `reason` of the choice argument), `BuyTrafficRequest_Expire` expires it.
 //! The first such event the node ingests for a request is final: it replaces a state
 //! the node's own expiry set, and later events on the same contract change nothing (a
 //! consumed contract cannot be exercised again; a second one is inconsistent input).
-//! The contract-id index `Y` is prefetched with the batch ([`keys_read`]); the record
-//! itself is one more read per outcome found.
+//! The contract-id index `Y` is prefetched with the batch
+//! ([`Projection::keys_read`]); the record itself is one more read per outcome found.
 //!
 //! **The node** ([`tick`]): every created request whose `expires_at` is before now
 //! becomes expired. The tick pages through the due part of the created index in key
@@ -35,9 +36,11 @@ use super::record::{BuyTrafficRecord, State, Status, contract_index_key, created
 use crate::commit;
 use crate::env::Env;
 use crate::error::Error;
+use crate::ledger::Archived;
+use crate::projection::Projection;
 use crate::stage::Stage;
 use crate::store::{Scan, Store, key_after};
-use crate::update::{Event, Update};
+use crate::update::{Event, ExercisedEvent, Update};
 use crate::value::{Encoding, Value};
 
 /// The choice that completes a request.
@@ -56,12 +59,42 @@ fn is_outcome_choice(choice: &str) -> bool {
     matches!(choice, COMPLETE | CANCEL | EXPIRE)
 }
 
-/// The keys [`apply_exercise_event`] reads for `update`, to prefetch with the batch.
-pub fn keys_read(update: &Update) -> impl Iterator<Item = Vec<u8>> + '_ {
-    update.as_transaction().into_iter().flat_map(|tx| tx.events_by_id.values()).filter_map(|event| match event {
-        Event::Exercised(x) if is_outcome_choice(&x.choice) => Some(contract_index_key(&x.contract_id)),
-        _ => None,
-    })
+/// The ledger's outcomes of the requests the node recorded: the requests that an
+/// update's exercised events complete, reject or expire (see the module docs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LedgerOutcomes;
+
+impl Projection for LedgerOutcomes {
+    /// The contract-id index entry (`Y`) of every outcome choice's contract.
+    fn keys_read<'a>(&'a self, update: &'a Update) -> impl Iterator<Item = Vec<u8>> + 'a {
+        update.as_transaction().into_iter().flat_map(|tx| tx.events_by_id.values()).filter_map(|event| match event {
+            Event::Exercised(x) if is_outcome_choice(&x.choice) => Some(contract_index_key(&x.contract_id)),
+            _ => None,
+        })
+    }
+
+    /// Each exercised event in execution order, so that of two outcomes of one request
+    /// the first is the one kept.
+    async fn apply<S: Store>(
+        &self,
+        stage: &mut Stage<'_, S>,
+        update: &Update,
+        _archived: &Archived<'_>,
+    ) -> Result<(), Error> {
+        let Some(tx) = update.as_transaction() else {
+            return Ok(());
+        };
+        // Most transactions hold no outcome: they skip putting their events in order.
+        if self.keys_read(update).next().is_none() {
+            return Ok(());
+        }
+        for event in tx.events_in_order() {
+            if let Event::Exercised(exercised) = event {
+                apply_exercise(stage, &tx.update_id, exercised).await?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The `reason` of a cancel's choice argument, as text.
@@ -79,14 +112,11 @@ fn rejection_reason(argument: &Value) -> Option<String> {
 
 /// Stages the ledger's outcome of a request, if `event` (of update `update_id`) is an
 /// outcome choice exercised on a recorded request.
-pub async fn apply_exercise_event<S: Store>(
+async fn apply_exercise<S: Store>(
     stage: &mut Stage<'_, S>,
     update_id: &str,
-    event: &Event,
+    event: &ExercisedEvent,
 ) -> Result<(), Error> {
-    let Event::Exercised(event) = event else {
-        return Ok(());
-    };
     if !is_outcome_choice(&event.choice) {
         return Ok(());
     }
