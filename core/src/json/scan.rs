@@ -159,12 +159,14 @@ impl<'a> Cursor<'a> {
             self.keys.push((key, READ));
             return Some(Located::Here);
         }
-        self.skip_pending(fields)?;
+        // A field met earlier is read from its position, and reading comes back here
+        // (to a pending value, if there is one).
         let base = fields.base;
         if let Some(slot) = self.keys.get_mut(base..)?.iter_mut().find(|(key, _)| *key == name) {
             let value = core::mem::replace(&mut slot.1, READ);
             return (value != READ).then_some(Located::Skipped { value, resume: self.at });
         }
+        self.skip_pending(fields)?;
         while let Some(key) = self.next_key(fields)? {
             if key == name {
                 self.keys.push((key, READ));
@@ -185,10 +187,10 @@ impl<'a> Cursor<'a> {
         if let Some(key) = fields.pending.filter(|key| *key == a || *key == b) {
             return Some(is(key));
         }
-        self.skip_pending(fields)?;
         if let Some((key, _)) = self.keys.get(fields.base..)?.iter().find(|(key, _)| *key == a || *key == b) {
             return Some(is(key));
         }
+        self.skip_pending(fields)?;
         while let Some(key) = self.next_key(fields)? {
             if key == a || key == b {
                 fields.pending = Some(key);

@@ -5,9 +5,11 @@
 //! base64 (RFC 4648 section 4: `A-Z a-z 0-9 + /`, `=` padding to a multiple of four
 //! characters, zero bits after the last byte).
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
+
+use crate::value::Source;
 
 /// A created event's blob: valid standard base64, as ingested (possibly empty).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -35,6 +37,12 @@ impl Blob {
     pub fn parse(text: &str) -> Result<Self, Base64Error> {
         walk(text.as_bytes(), |_| ())?;
         Ok(Blob(String::from(text)))
+    }
+
+    /// Reads a blob's base64 string from `source`.
+    pub(crate) fn read<'s, S: Source<'s>>(source: &mut S) -> Result<Self, S::Error> {
+        let text = source.string()?;
+        Blob::parse(text).map_err(|e| source.error(|| e.to_string()))
     }
 
     /// The base64 text, as ingested.

@@ -1,7 +1,9 @@
 //! Identifiers with a shape: template ids and event ids.
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use core::fmt;
+
+use crate::value::Source;
 
 /// A template (or interface) id, `<package-id>:<Module.Path>:<Entity>`. The node
 /// matches templates by their [qualified name](TemplateId::qualified_name) and
@@ -38,6 +40,12 @@ impl TemplateId {
             Some(colon) if well_formed => Ok(TemplateId { text: String::from(text), qualified: colon + 1 }),
             _ => Err(TemplateIdError),
         }
+    }
+
+    /// Reads a template id string from `source`.
+    pub(crate) fn read<'s, S: Source<'s>>(source: &mut S) -> Result<Self, S::Error> {
+        let text = source.string()?;
+        TemplateId::parse(text).map_err(|e| source.error(|| e.to_string()))
     }
 
     /// The whole id, as on the wire.
