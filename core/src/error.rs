@@ -1,6 +1,7 @@
 //! The core's error type, its status map and the one JSON error envelope.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use crate::http::Response;
@@ -84,9 +85,7 @@ impl Error {
             ),
             _ => (alloc::format!("{self}"), None),
         };
-        let body = serde_json::json!({ "error": message });
-        // Serializing a map of one string cannot fail.
-        let mut response = Response::json(status, serde_json::to_vec(&body).unwrap_or_default());
+        let mut response = Response::json(status, envelope(&message));
         response.log = log;
         if let Error::MethodNotAllowed { allowed } = self {
             response.headers.push(("allow".into(), allowed.into()));
@@ -116,6 +115,17 @@ impl fmt::Display for Error {
             Error::Unavailable(e) => write!(f, "not ready: the store cannot be read: {e}"),
         }
     }
+}
+
+/// The envelope of every error, `{"error": message}`, written out directly: no
+/// serializer is involved, so there is no failure to turn into an empty body. The
+/// string is escaped as `serde_json` escapes it.
+pub fn envelope(message: &str) -> Vec<u8> {
+    let mut body = Vec::with_capacity(message.len() + 12);
+    body.extend_from_slice(br#"{"error":"#);
+    crate::json::write::write_str(&mut body, message);
+    body.push(b'}');
+    body
 }
 
 impl From<StoreError> for Error {
@@ -151,6 +161,14 @@ mod tests {
         assert_eq!(r.status, 500);
         assert_eq!(r.body, br#"{"error":"party p is hosted on several participants"}"#);
         assert_eq!(r.log, None);
+    }
+
+    #[test]
+    fn the_envelope_is_the_json_object_serde_json_writes() {
+        for message in ["", "plain", "a \"quoted\" \\ line\n", "control \u{1} and \u{7f}", "naïve ünïcode"] {
+            let expected = serde_json::to_vec(&serde_json::json!({ "error": message })).unwrap();
+            assert_eq!(envelope(message), expected, "{message:?}");
+        }
     }
 
     #[test]

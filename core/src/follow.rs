@@ -330,7 +330,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
 
     /// A page of updates from the upstream's `path`, parsed.
     async fn page(&self, path: &str, body: &serde_json::Value) -> Result<Vec<Item>, FollowError> {
-        let page: Page = self.call(Side::Upstream, path, to_vec(body)).await?;
+        let page: Page = self.call(Side::Upstream, path, to_vec(body)?).await?;
         let mut line = Vec::new();
         page.transactions
             .into_iter()
@@ -418,7 +418,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             .collect();
         let mut blobs = BTreeMap::new();
         for chunk in ids.chunks(export::MAX_CONTRACT_IDS) {
-            let body = to_vec(&serde_json::json!({ "contract_ids": chunk }));
+            let body = to_vec(&serde_json::json!({ "contract_ids": chunk }))?;
             let found: Blobs = self.call(Side::Upstream, "/v0/admin/export/blobs", body).await?;
             for blob in found.blobs {
                 let parsed = Blob::parse(&blob.created_event_blob).map_err(|e| {
@@ -458,11 +458,11 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         let mut lines: Vec<Vec<u8>> = Vec::new();
         for record in &upstream.backfill {
             if !local.backfill.contains(record) {
-                lines.push(record_line("backfill", record));
+                lines.push(record_line("backfill", record)?);
             }
         }
         if upstream.roll_forward_lsu != local.roll_forward_lsu {
-            lines.push(record_line("roll_forward_lsu", &upstream.roll_forward_lsu));
+            lines.push(record_line("roll_forward_lsu", &upstream.roll_forward_lsu)?);
         }
         let mut theirs = Hostings::new(Side::Upstream, upstream);
         let mut ours = Hostings::new(Side::Local, local);
@@ -480,9 +480,9 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             match (hosting, held) {
                 // Held with the same participants: nothing to do.
                 (Some(hosting), Some(held)) if hosting == held => {}
-                (Some(hosting), _) => lines.push(record_line("topology", &hosting)),
+                (Some(hosting), _) => lines.push(record_line("topology", &hosting)?),
                 (None, Some(held)) => {
-                    lines.push(record_line("topology", &Hosting { participant_ids: Vec::new(), ..held }))
+                    lines.push(record_line("topology", &Hosting { participant_ids: Vec::new(), ..held })?)
                 }
                 (None, None) => {}
             }
@@ -496,7 +496,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
 
     /// A page of `side`'s export state, hosting records after `topology_after`.
     async fn state(&self, side: Side, topology_after: Option<&HostingKey>) -> Result<State, FollowError> {
-        let body = to_vec(&serde_json::json!({ "topology_after": topology_after }));
+        let body = to_vec(&serde_json::json!({ "topology_after": topology_after }))?;
         self.call(side, "/v0/admin/export/state", body).await
     }
 
@@ -575,7 +575,7 @@ fn archived_contracts(update: &Update) -> impl Iterator<Item = &str> {
     })
 }
 
-fn record_line(kind: &str, record: &impl Serialize) -> Vec<u8> {
+fn record_line(kind: &str, record: &impl Serialize) -> Result<Vec<u8>, FollowError> {
     to_vec(&BTreeMap::from([(kind, record)]))
 }
 
@@ -586,8 +586,10 @@ fn request(path: &str, body: Vec<u8>, content_type: &str) -> Request {
     request
 }
 
-fn to_vec(value: &impl Serialize) -> Vec<u8> {
-    crate::json::write::to_vec(value)
+/// `value` as JSON, for a request body or an ingest line; one that does not serialize
+/// stops the follower rather than send an empty body.
+fn to_vec(value: &impl Serialize) -> Result<Vec<u8>, FollowError> {
+    crate::json::write::to_vec(value).map_err(|e| FollowError(format!("writing a request to send: {e}")))
 }
 
 /// A response's `error` field, or the start of its body.

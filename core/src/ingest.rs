@@ -23,6 +23,7 @@ use crate::stage::Stage;
 use crate::state::{Migrations, PriceVotes, Rounds};
 use crate::store::Store;
 use crate::update::Update;
+use crate::value::PathError;
 use crate::wallet::outcome::LedgerOutcomes;
 
 /// The kinds of ingest record.
@@ -140,9 +141,9 @@ enum Record {
 
 impl Record {
     /// An update record, rendered for storage.
-    fn update(update: Update) -> Self {
-        let stored = StoredUpdate::new(&update);
-        Record::Update((update, Some(stored)).into())
+    fn update(update: Update) -> Result<Self, Error> {
+        let stored = StoredUpdate::new(&update)?;
+        Ok(Record::Update((update, Some(stored)).into()))
     }
 }
 
@@ -160,17 +161,19 @@ fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
     raw_lines(body)
         .map(|(number, raw)| {
             if let Some(update) = crate::update::fast::update_line(raw) {
-                return Ok((number, Record::update(update)));
+                return Ok((number, Record::update(update)?));
             }
             let line = parse_line(number, raw)?;
+            let refused = |e: PathError| Error::BadRequest(format!("line {number}: {e}"));
+            let payload = &line.payload;
             let record = match line.kind {
-                "update" => Update::parse(&line.payload).map(Record::update),
-                "topology" => Topology::parse(&line.payload).map(Record::Topology),
-                "backfill" => Backfill::parse(&line.payload).map(Record::Backfill),
-                "roll_forward_lsu" => RollForwardLsu::parse(&line.payload).map(Record::RollForwardLsu),
-                _ => WalletUser::parse(&line.payload).map(Record::WalletUser),
+                "update" => Record::update(Update::parse(payload).map_err(refused)?)?,
+                "topology" => Record::Topology(Topology::parse(payload).map_err(refused)?),
+                "backfill" => Record::Backfill(Backfill::parse(payload).map_err(refused)?),
+                "roll_forward_lsu" => Record::RollForwardLsu(RollForwardLsu::parse(payload).map_err(refused)?),
+                _ => Record::WalletUser(WalletUser::parse(payload).map_err(refused)?),
             };
-            record.map(|r| (line.number, r)).map_err(|e| Error::BadRequest(format!("line {}: {e}", line.number)))
+            Ok((number, record))
         })
         .collect()
 }
@@ -211,7 +214,10 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
             match record {
                 Record::Update(update) => {
                     let (update, stored) = &mut **update;
-                    let stored = stored.take().unwrap_or_else(|| StoredUpdate::new(update));
+                    let stored = match stored.take() {
+                        Some(stored) => stored,
+                        None => StoredUpdate::new(update)?,
+                    };
                     match ledger::apply_update(&mut stage, update, stored).await {
                         Ok(Outcome::New(archived)) => {
                             projections.apply(&mut stage, update, &archived).await?;

@@ -251,8 +251,8 @@ async fn layout_refusal(store: &CachedStore) -> Option<String> {
 /// The answer to every request while a binding is missing, or the store is refused: a
 /// 503 that names the problem, in the body and in the log.
 fn unbound(missing: &str) -> ledger_node_core::Response {
-    let body = serde_json::json!({ "error": format!("not ready: {missing}") });
-    let mut response = ledger_node_core::Response::json(503, serde_json::to_vec(&body).unwrap_or_default());
+    let body = ledger_node_core::error::envelope(&format!("not ready: {missing}"));
+    let mut response = ledger_node_core::Response::json(503, body);
     response.log = Some(missing.to_owned());
     response
 }

@@ -10,20 +10,21 @@
 //! Only what the node's renderers use is supported: strings, booleans, integers, unit,
 //! options, sequences and maps or structs with string keys. Anything else (a float, a
 //! map with integer keys, an enum variant) makes [`to_vec`] fall back to `serde_json`,
-//! so the output is right for every `Serialize` type.
+//! so the output is right for every `Serialize` type; a value `serde_json` cannot
+//! write either (a map with keys that are not strings or numbers, a failing
+//! `Serialize` impl) is an error, never an empty value.
 
 use alloc::vec::Vec;
 use core::fmt;
 
 use serde::ser::{self, Impossible, Serialize};
 
-/// `value` as compact JSON, exactly as `serde_json::to_vec` writes it.
-pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+/// `value` as compact JSON, exactly as `serde_json::to_vec` writes it, or its error.
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
     let mut out = Vec::with_capacity(1024);
     match try_write(&mut out, value) {
-        Ok(()) => out,
-        // Strings, numbers and maps with string keys always serialize.
-        Err(Unsupported) => serde_json::to_vec(value).unwrap_or_default(),
+        Ok(()) => Ok(out),
+        Err(Unsupported) => serde_json::to_vec(value),
     }
 }
 
@@ -569,7 +570,7 @@ mod tests {
             every_byte.push(c);
         }
         for s in ["", "plain", "a\"b", "\\", "tab\there", "\u{1}\u{1f}", every_byte.as_str(), "0123456789abcdef\"x"] {
-            assert_eq!(to_vec(s), serde_json::to_vec(s).unwrap(), "{s:?}");
+            assert_eq!(to_vec(s).unwrap(), serde_json::to_vec(s).unwrap(), "{s:?}");
         }
     }
 
@@ -595,13 +596,21 @@ mod tests {
     #[test]
     fn unsupported_shapes_fall_back_to_serde_json() {
         let value = serde_json::json!({"f": 1.5, "list": [1, -2, null, true, "s"], "nested": {"k": {}}});
-        assert_eq!(to_vec(&value), serde_json::to_vec(&value).unwrap());
+        assert_eq!(to_vec(&value).unwrap(), serde_json::to_vec(&value).unwrap());
         let raw = serde_json::value::RawValue::from_string(String::from("{ \"a\" : 1 }")).unwrap();
-        assert_eq!(to_vec(&raw), serde_json::to_vec(&raw).unwrap());
+        assert_eq!(to_vec(&raw).unwrap(), serde_json::to_vec(&raw).unwrap());
         assert!(try_write(&mut Vec::new(), &raw).is_ok(), "raw JSON text is written as it is");
         let mut map = alloc::collections::BTreeMap::new();
         map.insert(7u32, "seven");
-        assert_eq!(to_vec(&map), serde_json::to_vec(&map).unwrap());
+        assert_eq!(to_vec(&map).unwrap(), serde_json::to_vec(&map).unwrap());
+    }
+
+    #[test]
+    fn a_value_json_cannot_hold_is_an_error_not_an_empty_value() {
+        let mut map = alloc::collections::BTreeMap::new();
+        map.insert(alloc::vec![1u8], "a list as a key");
+        assert!(serde_json::to_vec(&map).is_err());
+        assert!(to_vec(&map).is_err());
     }
 
     proptest! {
@@ -612,12 +621,12 @@ mod tests {
 
         #[test]
         fn any_string_is_written_as_serde_json_writes_it(s in any::<String>()) {
-            prop_assert_eq!(to_vec(&s), serde_json::to_vec(&s).unwrap());
+            prop_assert_eq!(to_vec(&s).unwrap(), serde_json::to_vec(&s).unwrap());
         }
 
         #[test]
         fn integers_are_written_as_serde_json_writes_them(n in any::<i64>(), u in any::<u64>()) {
-            prop_assert_eq!(to_vec(&(n, u)), serde_json::to_vec(&(n, u)).unwrap());
+            prop_assert_eq!(to_vec(&(n, u)).unwrap(), serde_json::to_vec(&(n, u)).unwrap());
         }
     }
 }

@@ -22,6 +22,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::error::Error;
 use crate::keys::{self, Key};
 use crate::stage::Stage;
 use crate::store::{Scan, Store, StoreError};
@@ -94,8 +95,11 @@ fn decode<'a, T: Deserialize<'a>>(contract_id: &str, bytes: &'a [u8]) -> Result<
         .map_err(|e| StoreError::new(alloc::format!("contract {contract_id}: unreadable record: {e}")))
 }
 
-fn encode(record: &impl Serialize) -> Vec<u8> {
+/// A record as stored; a record that does not serialize is an error for the batch,
+/// never an empty record in the store.
+fn encode(contract_id: &str, record: &impl Serialize) -> Result<Vec<u8>, Error> {
     crate::json::write::to_vec(record)
+        .map_err(|e| Error::Internal(alloc::format!("contract {contract_id}: writing its record: {e}")))
 }
 
 /// A contract record as ingest writes it: the fields of [`ContractRecord`], in its
@@ -162,7 +166,7 @@ pub async fn create<S: Store>(
     synchronizer_id: &str,
     import: bool,
     prepared: Option<Vec<u8>>,
-) -> Result<(), StoreError> {
+) -> Result<(), Error> {
     let key = contract_key(&event.contract_id);
     if let Some(bytes) = stage.get(&key).await? {
         let existing: Stored<'_> = decode(&event.contract_id, &bytes)?;
@@ -170,7 +174,10 @@ pub async fn create<S: Store>(
             return Ok(());
         }
     }
-    let record = prepared.unwrap_or_else(|| creation_record(event, synchronizer_id, import));
+    let record = match prepared {
+        Some(record) => record,
+        None => creation_record(event, synchronizer_id, import)?,
+    };
     stage.put(key, record);
     // A contract is in the template index only while its record says it is created,
     // so the store does not hold this key: archived in this same batch, it is not
@@ -182,20 +189,23 @@ pub async fn create<S: Store>(
 /// The stored record of a contract as `event` creates it, on `synchronizer_id`. It
 /// needs no store, so ingest renders it with the update, before the batch's turn at
 /// the store ([`crate::ledger::StoredUpdate`]).
-pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool) -> Vec<u8> {
+pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool) -> Result<Vec<u8>, Error> {
     let created_at = crate::json::short::ShortText::short_text(&event.created_at);
-    encode(&Written {
-        template_id: event.template_id.as_str().into(),
-        created: Some(WrittenCreation {
-            payload: event.create_arguments.encoded(Encoding::CompactJson),
-            created_at: created_at.as_str().into(),
-            blob: event.created_event_blob.as_ref().map_or("", |b| b.as_str()).into(),
-            synchronizer_id: synchronizer_id.into(),
-            import,
-            package_name: event.package_name.as_str().into(),
-        }),
-        archived: false,
-    })
+    encode(
+        &event.contract_id,
+        &Written {
+            template_id: event.template_id.as_str().into(),
+            created: Some(WrittenCreation {
+                payload: event.create_arguments.encoded(Encoding::CompactJson),
+                created_at: created_at.as_str().into(),
+                blob: event.created_event_blob.as_ref().map_or("", |b| b.as_str()).into(),
+                synchronizer_id: synchronizer_id.into(),
+                import,
+                package_name: event.package_name.as_str().into(),
+            }),
+            archived: false,
+        },
+    )
 }
 
 /// Records a consuming exercise on `contract_id` of `template_id`: its record becomes
@@ -309,7 +319,8 @@ mod tests {
         let batch = stage.into_batch();
         // A record rendered ahead (as ingest does) is the record rendered here.
         let mut ahead = Stage::new(&store);
-        block_on(create(&mut ahead, &event, "s", true, Some(creation_record(&event, "s", true)))).expect("created");
+        block_on(create(&mut ahead, &event, "s", true, Some(creation_record(&event, "s", true).unwrap())))
+            .expect("created");
         assert_eq!(ahead.into_batch(), batch);
         block_on(store.write(&batch)).expect("written");
         let record = stored(&store, &event.contract_id);
@@ -338,7 +349,7 @@ mod tests {
         let tombstone = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
         assert_eq!(tombstone.as_deref(), Some(TOMBSTONE), "the issue 23 tombstone");
         let written: Stored<'_> = Written { template_id: "".into(), created: None, archived: true };
-        assert_eq!(encode(&written), TOMBSTONE, "the tombstone is a record as ingest writes one");
+        assert_eq!(encode("c", &written).unwrap(), TOMBSTONE, "the tombstone is a record as ingest writes one");
         assert_eq!(block_on(store.get(&index_key)).expect("readable"), None, "no longer indexed as active");
     }
 
@@ -358,7 +369,7 @@ mod tests {
         };
         let bytes = serde_json::to_vec(&record).expect("a record");
         let stored: Stored<'_> = decode("c", &bytes).expect("every field is known");
-        assert_eq!(encode(&stored), bytes);
+        assert_eq!(encode("c", &stored).unwrap(), bytes);
         let mut extra: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
         extra["created"]["colour"] = "red".into();
         let extra = serde_json::to_vec(&extra).expect("JSON");

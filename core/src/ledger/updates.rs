@@ -81,24 +81,25 @@ pub struct CreationRecords(Vec<(String, Vec<u8>)>);
 
 impl CreationRecords {
     /// The records of the contracts `update` creates or assigns.
-    fn new(update: &Update) -> Self {
-        let record = |event: &CreatedEvent, synchronizer_id: &str, import: bool| {
-            (event.contract_id.clone(), contracts::creation_record(event, synchronizer_id, import))
+    fn new(update: &Update) -> Result<Self, Error> {
+        let record = |event: &CreatedEvent, synchronizer_id: &str, import: bool| -> Result<_, Error> {
+            Ok((event.contract_id.clone(), contracts::creation_record(event, synchronizer_id, import)?))
         };
-        CreationRecords(match update {
+        let records = match update {
             Update::Transaction(tx) => {
                 let import = tx.is_import();
                 let created = tx.events_by_id.values().filter_map(|event| match event {
                     Event::Created(created) => Some(record(created, &tx.synchronizer_id, import)),
                     Event::Exercised(_) => None,
                 });
-                created.collect()
+                created.collect::<Result<_, _>>()?
             }
             Update::Reassignment(r) => match &r.event {
-                ReassignmentEvent::Assignment(a) => vec![record(&a.created_event, &a.target_synchronizer, false)],
+                ReassignmentEvent::Assignment(a) => vec![record(&a.created_event, &a.target_synchronizer, false)?],
                 ReassignmentEvent::Unassignment(_) => Vec::new(),
             },
-        })
+        };
+        Ok(CreationRecords(records))
     }
 
     /// Takes the record of `contract_id`, if it was rendered and not taken yet.
@@ -109,8 +110,9 @@ impl CreationRecords {
 }
 
 impl StoredUpdate {
-    /// Renders `update` for storage.
-    pub fn new(update: &Update) -> Self {
+    /// Renders `update` for storage; a contract record that does not serialize is an
+    /// error ([`contracts::creation_record`]).
+    pub fn new(update: &Update) -> Result<Self, Error> {
         let kind = if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT };
         let body = |encoding| update.body_text(encoding).into_bytes();
         let mut compact = body(Encoding::CompactJson);
@@ -118,7 +120,7 @@ impl StoredUpdate {
         let hash = event_blob_hashes(update);
         compact.push(kind);
         protobuf.push(kind);
-        StoredUpdate { hash, compact, protobuf, records: CreationRecords::new(update) }
+        Ok(StoredUpdate { hash, compact, protobuf, records: CreationRecords::new(update)? })
     }
 
     /// The hash stored for the update: of its created events' blobs.
@@ -373,12 +375,12 @@ mod tests {
     }
 
     fn hash(update: &Update) -> ContentHash {
-        StoredUpdate::new(update).hash().clone()
+        StoredUpdate::new(update).unwrap().hash().clone()
     }
 
     /// The stored entry of `update`'s body in `encoding`.
     fn stored(update: &Update, encoding: Encoding) -> Vec<u8> {
-        let [_, compact, protobuf] = StoredUpdate::new(update).into_entries(update.id());
+        let [_, compact, protobuf] = StoredUpdate::new(update).unwrap().into_entries(update.id());
         match encoding {
             Encoding::CompactJson => compact.1,
             Encoding::ProtobufJson => protobuf.1,
@@ -398,17 +400,17 @@ mod tests {
     #[test]
     fn a_held_update_matches_only_with_the_same_blobs_and_body() {
         let update = transaction(Some("AAEC"), "");
-        let stored = StoredUpdate::new(&update);
+        let stored = StoredUpdate::new(&update).unwrap();
         let [_, _, (_, body)] = stored.clone().into_entries(update.id());
         assert!(needs_body(stored.hash()));
         assert!(stored.matches(&update, stored.hash(), Some(&body)));
         assert!(!stored.matches(&update, stored.hash(), None), "the body is needed");
 
         let other_body = transaction(Some("AAEC"), "wf");
-        let other_body_stored = StoredUpdate::new(&other_body);
+        let other_body_stored = StoredUpdate::new(&other_body).unwrap();
         assert!(!other_body_stored.matches(&other_body, stored.hash(), Some(&body)));
         let other_blob = transaction(Some("AAED"), "");
-        let other_blob_stored = StoredUpdate::new(&other_blob);
+        let other_blob_stored = StoredUpdate::new(&other_blob).unwrap();
         let [_, _, (_, other_blob_body)] = other_blob_stored.clone().into_entries(other_blob.id());
         assert_eq!(other_blob_body, body, "blobs are not in the body");
         assert!(!other_blob_stored.matches(&other_blob, stored.hash(), Some(&body)));
@@ -416,10 +418,14 @@ mod tests {
         assert!(!stored.matches(&update, &[], Some(&body)));
         // Without any blob, the update is the held one, whose blobs were lost on the way.
         let without = transaction(None, "");
-        let without_stored = StoredUpdate::new(&without);
+        let without_stored = StoredUpdate::new(&without).unwrap();
         assert!(without_stored.matches(&without, stored.hash(), Some(&body)));
         let without_other_body = transaction(None, "wf");
-        assert!(!StoredUpdate::new(&without_other_body).matches(&without_other_body, stored.hash(), Some(&body)));
+        assert!(!StoredUpdate::new(&without_other_body).unwrap().matches(
+            &without_other_body,
+            stored.hash(),
+            Some(&body)
+        ));
         // Held without a blob, the event cannot gain one.
         assert!(!stored.matches(&update, without_stored.hash(), Some(&body)));
     }
@@ -427,7 +433,7 @@ mod tests {
     #[test]
     fn hashes_of_the_whole_ingest_form_from_earlier_builds_still_decide_alone() {
         let update = transaction(Some("AAEC"), "");
-        let stored = StoredUpdate::new(&update);
+        let stored = StoredUpdate::new(&update).unwrap();
         // As earlier builds computed them: the body, then for the one created event a
         // 0, the event id, a 1 and the blob.
         let ingest_form = [stored.protobuf_body(), b"\0u:0\x01AAEC"].concat();
@@ -438,9 +444,9 @@ mod tests {
             assert!(!needs_body(held));
             assert!(stored.matches(&update, held, None));
             let other = transaction(Some("AAED"), "");
-            assert!(!StoredUpdate::new(&other).matches(&other, held, None));
+            assert!(!StoredUpdate::new(&other).unwrap().matches(&other, held, None));
             let other = transaction(Some("AAEC"), "wf");
-            assert!(!StoredUpdate::new(&other).matches(&other, held, None));
+            assert!(!StoredUpdate::new(&other).unwrap().matches(&other, held, None));
         }
     }
 
