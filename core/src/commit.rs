@@ -1,12 +1,13 @@
 //! The guarded commit: how every write that first reads the state commits without
 //! locks, on any store.
 //!
-//! Ingest batches and the scheduled jobs read state, decide, and write. Each write is
-//! guarded by the *ingest generation*, `G n`, the number of such writes committed so far:
-//! an attempt reads `n` before its reads, and its write batch deletes `G n` and puts `G
-//! n+1` if absent. If another write committed in between, `G n+1` is present, the
-//! store refuses the whole batch, and the attempt is prepared again on the new state, up
-//! to [`ATTEMPTS`] times. An attempt that changes nothing writes nothing, generation
+//! Ingest batches and the scheduled jobs read state, decide, and write, staging both in
+//! a [`Stage`] (the batch's reads see its own writes). Each write is guarded by the
+//! *ingest generation*, `G n`, the number of such writes committed so far: an attempt
+//! reads `n` before its reads, and its write batch deletes `G n` and puts `G n+1` if
+//! absent. If another write committed in between, `G n+1` is present, the store refuses
+//! the whole batch, and the attempt is prepared again on the new state, up to
+//! [`ATTEMPTS`] times. An attempt that changes nothing writes nothing, generation
 //! included.
 
 use alloc::vec::Vec;

@@ -5,6 +5,14 @@
 //! the 1-based line it is about. A batch is applied whole or not at all. Every id of
 //! every record kind is at most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes; a
 //! longer one is a 400 naming the line and the field, whichever parser reads the line.
+//!
+//! Applying a batch: every record is parsed (and every update rendered for storage)
+//! before the store is touched; the keys the batch reads, the ledger's and every
+//! projection's, are fetched in one round trip; then each record is applied in line
+//! order to one [`Stage`]. An update goes to the ledger ([`ledger::apply_update`]),
+//! and, if it is new, to every projection of [`projections`]; a network record
+//! replaces the state it names ([`crate::network`]). The stage is committed by
+//! [`commit::guarded`], prepared again if another write committed in between.
 
 use alloc::format;
 use alloc::vec::Vec;

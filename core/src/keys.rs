@@ -7,7 +7,7 @@
 //!
 //! | tag | key | value | written by |
 //! |---|---|---|---|
-//! | `G` | `G` | ingest generation (u64) | every ingest batch (optimistic concurrency) |
+//! | `G` | `G` generation | empty; the last key is the ingest generation | every guarded commit: ingest batches, the tick's pages ([`crate::commit`]) |
 //! | `H` | `H` update_id | hash (BLAKE3, tagged) of the created events' blobs, the part of the ingest form the `protobuf_json` body leaves out ([`crate::ledger::updates`]) | ingest |
 //! | `U` | `U` update_id encoding | `[body][kind]`: the pre-rendered `GET /v2/updates` body in one encoding | ingest |
 //! | `C` | `C` contract_id | [`crate::ledger::ContractRecord`] (JSON) | ingest: created and consuming exercised events |

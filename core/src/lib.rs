@@ -11,6 +11,40 @@
 //! randomness and configuration come in through [`Env`]; storage comes through the
 //! [`store::Store`] port, an ordered key-value store with atomic write batches.
 //!
+//! ## State, and how it is written
+//!
+//! ```text
+//! ingest batch ─► ledger ─► projections ──┐
+//!                                         ├─► stage ─► guarded commit ─► store
+//! scheduled tick (wallet expiries) ───────┘
+//! endpoints ◄─ store (each answers from a key or a short scan)
+//! ```
+//!
+//! - **The ledger** ([`ledger`]) is what the node is given: every update, stored
+//!   rendered in both encodings, and the active contract set its events leave. It is
+//!   the base that everything else is derived from, and it knows nothing of what is
+//!   derived from it.
+//! - **Projections** ([`projection`]) are the rest of the state ingest keeps, one shape
+//!   each: the keys it reads for an update, fetched with the batch in one round trip,
+//!   and what it stages for an update the ledger has just stored as new.
+//!   [`ingest::projections`] names them all, once: the synchronizers the node has seen
+//!   ([`network::KnownSynchronizers`]), the ledger's outcomes of wallet requests
+//!   ([`wallet::outcome::LedgerOutcomes`]), migrations with their snapshots, rounds and
+//!   price votes ([`state`]).
+//! - **The guarded commit** ([`commit`]): a write that reads state first (an ingest
+//!   batch, a page of the tick) stages its reads and writes in a [`stage::Stage`] and
+//!   commits them in one atomic write batch guarded by the ingest generation, prepared
+//!   again on the new state when another such write committed in between. No locks, on
+//!   any store. A wallet submission reads nothing it writes: its one batch claims its
+//!   tracking id with a precondition of its own ([`wallet`]).
+//! - **Network records** ([`network`]: topology, backfill, the roll-forward plan,
+//!   wallet users) come in beside updates in the same ingest batches, and each
+//!   replaces the state it names.
+//!
+//! Modules depend one way: the store port and the stage at the bottom, the ledger on
+//! them, the projections on the ledger, ingest and the endpoints on top. Nothing calls
+//! back up, so no two modules depend on each other.
+//!
 //! ## Hosts
 //!
 //! | host | crate | store adapter | how it drives the future |

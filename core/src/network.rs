@@ -4,6 +4,9 @@
 //! the state it names. Their ids (synchronizer, party, participant and user ids) are at
 //! most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes, like every id the node takes in.
 //!
+//! The synchronizers the node knows come from topology records and from updates: the
+//! latter through [`KnownSynchronizers`], a [`Projection`] of the ledger.
+//!
 //! Their keys are listed in [`crate::keys`].
 
 use alloc::string::String;

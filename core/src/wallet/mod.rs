@@ -43,8 +43,10 @@
 //! 401 ([`jwt`]), and a tracking id in the status path is measured after decoding.
 //!
 //! **Outcome** ([`outcome`]): the ledger completes, rejects or expires the request at
-//! ingest; the node's tick expires created requests whose `expires_at` passed. The
-//! ledger's word wins over the node's expiry, even when it arrives after it.
+//! ingest ([`outcome::LedgerOutcomes`], a projection of the ledger); the node's tick
+//! expires created requests whose `expires_at` passed, in guarded commits
+//! ([`crate::commit`]). The ledger's word wins over the node's expiry, even when it
+//! arrives after it.
 //!
 //! **Store reads per endpoint** (independent of history size):
 //!
