@@ -87,58 +87,16 @@ impl Backend {
         match self {
             Backend::Lsm(s) => s.write_ops(ops),
             Backend::Memory(m) => {
-                let batch = WriteBatch { ops: ops.iter().map(OpRef::to_op).collect() };
+                let batch = WriteBatch { ops: ops.iter().map(Op::to_owned_bytes).collect() };
                 m.lock().map_err(poisoned)?.write_now(&batch)
             }
         }
     }
 }
 
-/// One operation of a write batch, borrowing its bytes.
-#[derive(Debug, Clone, Copy)]
-pub enum OpRef<'a> {
-    /// Set a key.
-    Put { key: &'a [u8], value: &'a [u8] },
-    /// Set a key that must be absent.
-    PutIfAbsent { key: &'a [u8], value: &'a [u8] },
-    /// Remove a key.
-    Delete { key: &'a [u8] },
-    /// Remove the keys from `start` (included) to `end` (excluded; `None`: to the end).
-    DeleteRange { start: &'a [u8], end: Option<&'a [u8]> },
-}
-
-impl OpRef<'_> {
-    /// The key the operation is about (the start of a range).
-    pub fn key(&self) -> &[u8] {
-        match *self {
-            OpRef::Put { key, .. } | OpRef::PutIfAbsent { key, .. } | OpRef::Delete { key } => key,
-            OpRef::DeleteRange { start, .. } => start,
-        }
-    }
-
-    /// The operation, owning its bytes.
-    pub fn to_op(&self) -> Op {
-        match *self {
-            OpRef::Put { key, value } => Op::Put { key: key.to_vec(), value: value.to_vec() },
-            OpRef::PutIfAbsent { key, value } => Op::PutIfAbsent { key: key.to_vec(), value: value.to_vec() },
-            OpRef::Delete { key } => Op::Delete { key: key.to_vec() },
-            OpRef::DeleteRange { start, end } => {
-                Op::DeleteRange { start: start.to_vec(), end: end.map(<[u8]>::to_vec) }
-            }
-        }
-    }
-}
-
-impl<'a> From<&'a Op> for OpRef<'a> {
-    fn from(op: &'a Op) -> Self {
-        match op {
-            Op::Put { key, value } => OpRef::Put { key, value },
-            Op::PutIfAbsent { key, value } => OpRef::PutIfAbsent { key, value },
-            Op::Delete { key } => OpRef::Delete { key },
-            Op::DeleteRange { start, end } => OpRef::DeleteRange { start, end: end.as_deref() },
-        }
-    }
-}
+/// One operation of a write batch, borrowing its bytes: how a batch the component
+/// wrote is read where it lies.
+pub type OpRef<'a> = Op<&'a [u8]>;
 
 /// The core's port over the backend, for running core code natively (the storage
 /// contract suite, the scenario suite's core runner).

@@ -34,7 +34,7 @@ use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
-use ledger_node_core::store::{Entry, Scan, Store, StoreError, WriteBatch, WriteError};
+use ledger_node_core::store::{Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError};
 
 use crate::backend::{Backend, OpRef};
 
@@ -90,19 +90,7 @@ struct Batch {
 }
 
 /// A single-key operation, its bytes as spans of [`Batch::bytes`].
-#[derive(Debug, Clone)]
-struct QueuedOp {
-    kind: Kind,
-    key: Range<usize>,
-    value: Range<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Put,
-    PutIfAbsent,
-    Delete,
-}
+type QueuedOp = Op<Range<usize>>;
 
 impl Batch {
     /// Copies `ops` (none of them a range delete) into the batch, replacing what it held.
@@ -126,16 +114,9 @@ impl Batch {
             bytes.extend_from_slice(data);
             start..bytes.len()
         };
-        queued.extend(ops.iter().filter_map(|op| match *op {
-            OpRef::Put { key, value } => Some(QueuedOp { kind: Kind::Put, key: span(key), value: span(value) }),
-            OpRef::PutIfAbsent { key, value } => {
-                Some(QueuedOp { kind: Kind::PutIfAbsent, key: span(key), value: span(value) })
-            }
-            OpRef::Delete { key } => Some(QueuedOp { kind: Kind::Delete, key: span(key), value: 0..0 }),
-            OpRef::DeleteRange { .. } => None,
-        }));
+        queued.extend(ops.iter().filter(|op| !matches!(op, OpRef::DeleteRange { .. })).map(|op| op.map(&mut span)));
         // The last operation on each key decides what the batch leaves there.
-        let key = |at: usize| &bytes[queued[at].key.clone()];
+        let key = |at: usize| &bytes[queued[at].key().clone()];
         order.clear();
         order.extend(0..queued.len());
         // Stable, and quick on the core's batches: a few first operations, then keys in
@@ -143,8 +124,11 @@ impl Batch {
         order.sort_by(|&a, &b| key(a).cmp(key(b)));
         for (n, &at) in order.iter().enumerate() {
             if order.get(n + 1).is_none_or(|&next| key(next) != key(at)) {
-                let op = &queued[at];
-                index.push((op.key.clone(), (op.kind != Kind::Delete).then(|| op.value.clone())));
+                let value = match &queued[at] {
+                    Op::Put { value, .. } | Op::PutIfAbsent { value, .. } => Some(value.clone()),
+                    Op::Delete { .. } | Op::DeleteRange { .. } => None,
+                };
+                index.push((queued[at].key().clone(), value));
             }
         }
     }
@@ -178,14 +162,7 @@ impl Batch {
     /// The batch's operations, borrowing its bytes.
     fn op_refs(&self) -> Vec<OpRef<'_>> {
         let bytes = |span: &Range<usize>| &self.bytes[span.clone()];
-        self.ops
-            .iter()
-            .map(|op| match op.kind {
-                Kind::Put => OpRef::Put { key: bytes(&op.key), value: bytes(&op.value) },
-                Kind::PutIfAbsent => OpRef::PutIfAbsent { key: bytes(&op.key), value: bytes(&op.value) },
-                Kind::Delete => OpRef::Delete { key: bytes(&op.key) },
-            })
-            .collect()
+        self.ops.iter().map(|op| op.clone().map(|span| bytes(&span))).collect()
     }
 }
 
@@ -512,7 +489,7 @@ impl Store for WriteBehind {
         WriteBehind::scan(self, scan)
     }
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
-        let ops: Vec<OpRef<'_>> = batch.ops.iter().map(OpRef::from).collect();
+        let ops: Vec<OpRef<'_>> = batch.ops.iter().map(Op::as_bytes).collect();
         WriteBehind::write(self, &ops).map(drop)
     }
 }

@@ -30,7 +30,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, KvSeparationOptions, PersistMode, Readable as _};
-use ledger_node_core::store::{Entry, Scan, StoreError, WriteBatch, WriteError};
+use ledger_node_core::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteError};
 
 use crate::backend::OpRef;
 
@@ -194,7 +194,7 @@ impl LsmStore {
 
     /// Applies `batch` atomically.
     pub fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
-        let ops: Vec<OpRef<'_>> = batch.ops.iter().map(OpRef::from).collect();
+        let ops: Vec<OpRef<'_>> = batch.ops.iter().map(Op::as_bytes).collect();
         self.write_ops(&ops)
     }
 

@@ -63,35 +63,77 @@ impl From<StoreError> for WriteError {
     }
 }
 
-/// One operation of a [`WriteBatch`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op {
+/// One operation of a [`WriteBatch`], over keys and values of type `B`: owned bytes
+/// in a batch (the default), borrowed bytes where a backend reads a batch in place
+/// (`Op<&[u8]>`), or whatever else a backend keeps them as. One type, so that every
+/// layer names the same four operations the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op<B = Vec<u8>> {
     /// Sets `key` to `value`.
     Put {
         /// The key.
-        key: Vec<u8>,
+        key: B,
         /// The value.
-        value: Vec<u8>,
+        value: B,
     },
     /// Sets `key` to `value` if `key` is absent; otherwise the whole batch fails.
     PutIfAbsent {
         /// The key.
-        key: Vec<u8>,
+        key: B,
         /// The value.
-        value: Vec<u8>,
+        value: B,
     },
     /// Removes `key` (absent keys are fine).
     Delete {
         /// The key.
-        key: Vec<u8>,
+        key: B,
     },
     /// Removes every key in `start..end` (`end: None`: to the end of the keyspace).
     DeleteRange {
         /// First key removed.
-        start: Vec<u8>,
+        start: B,
         /// First key kept, if any.
-        end: Option<Vec<u8>>,
+        end: Option<B>,
     },
+}
+
+impl<B> Op<B> {
+    /// The key the operation is about (the start of a range).
+    pub fn key(&self) -> &B {
+        match self {
+            Op::Put { key, .. } | Op::PutIfAbsent { key, .. } | Op::Delete { key } => key,
+            Op::DeleteRange { start, .. } => start,
+        }
+    }
+
+    /// The same operation over `f` of each key and value.
+    pub fn map<C>(self, mut f: impl FnMut(B) -> C) -> Op<C> {
+        match self {
+            Op::Put { key, value } => Op::Put { key: f(key), value: f(value) },
+            Op::PutIfAbsent { key, value } => Op::PutIfAbsent { key: f(key), value: f(value) },
+            Op::Delete { key } => Op::Delete { key: f(key) },
+            Op::DeleteRange { start, end } => Op::DeleteRange { start: f(start), end: end.map(f) },
+        }
+    }
+}
+
+impl<B: AsRef<[u8]>> Op<B> {
+    /// The operation, borrowing its bytes.
+    pub fn as_bytes(&self) -> Op<&[u8]> {
+        match self {
+            Op::Put { key, value } => Op::Put { key: key.as_ref(), value: value.as_ref() },
+            Op::PutIfAbsent { key, value } => Op::PutIfAbsent { key: key.as_ref(), value: value.as_ref() },
+            Op::Delete { key } => Op::Delete { key: key.as_ref() },
+            Op::DeleteRange { start, end } => {
+                Op::DeleteRange { start: start.as_ref(), end: end.as_ref().map(B::as_ref) }
+            }
+        }
+    }
+
+    /// The operation, owning a copy of its bytes.
+    pub fn to_owned_bytes(&self) -> Op {
+        self.as_bytes().map(<[u8]>::to_vec)
+    }
 }
 
 /// Operations applied in order, all or nothing.
