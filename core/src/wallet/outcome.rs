@@ -1,10 +1,10 @@
 //! What becomes of a request: the ledger's word at ingest, and the node's own expiry.
 //!
 //! **The ledger** ([`LedgerOutcomes`], a [`Projection`] ingest applies to every new
-//! update, event by event in execution order): an
-//! exercised event on a request's contract id with choice `BuyTrafficRequest_Complete`
-//! completes it (transaction id: the update's id), `BuyTrafficRequest_Cancel` rejects it
-//! (with the `reason` of the choice argument), `BuyTrafficRequest_Expire` expires it.
+//! update, event by event in execution order): an exercised event on a request's
+//! contract id with choice `BuyTrafficRequest_Complete` completes it (transaction id:
+//! the update's id), `BuyTrafficRequest_Cancel` rejects it (with the `reason` of the
+//! choice argument), `BuyTrafficRequest_Expire` expires it.
 //! The first such event the node ingests for a request is final: it replaces a state
 //! the node's own expiry set, and later events on the same contract change nothing (a
 //! consumed contract cannot be exercised again; a second one is inconsistent input).
