@@ -302,7 +302,7 @@ mod tests {
     }
 
     #[test]
-    fn status_bodies_follow_the_design() {
+    fn status_bodies_follow_the_documented_shape() {
         let body = |state| serde_json::to_string(&record(state).status_body()).unwrap();
         assert_eq!(body(State::Created), r#"{"status":"created"}"#);
         assert_eq!(
