@@ -44,6 +44,11 @@ pub struct Fields<'a> {
     base: usize,
     /// The fields allowed, once known; a key outside them is refused.
     known: Option<&'static [&'static str]>,
+    /// Once the fields are known, which of them have been met (bit `i` for `known[i]`).
+    met: u64,
+    /// How many of this object's entries in [`Cursor::keys`] are skipped values not
+    /// read yet.
+    skipped: usize,
     /// Whether a key has been read yet (the next one then follows a comma).
     started: bool,
     /// Whether the closing brace has been read.
@@ -101,18 +106,30 @@ impl<'a> Cursor<'a> {
     pub fn open(&mut self) -> Option<Fields<'a>> {
         self.eat(b'{')?;
         self.enter()?;
-        Some(Fields { base: self.keys.len(), known: None, started: false, ended: false, pending: None })
+        Some(Fields {
+            base: self.keys.len(),
+            known: None,
+            met: 0,
+            skipped: 0,
+            started: false,
+            ended: false,
+            pending: None,
+        })
     }
 
-    /// Restricts the object's keys to `known`: those met so far, and any met later.
+    /// Restricts the object's keys to `known` (at most 64): those met so far, and any
+    /// met later.
     pub fn only(&mut self, fields: &mut Fields<'a>, known: &'static [&'static str]) -> Option<()> {
-        let met = self.keys.get(fields.base..)?.iter().map(|(key, _)| key).chain(fields.pending.as_ref());
-        for key in met {
-            if !known.contains(key) {
-                return None;
-            }
+        if known.len() > 64 {
+            return None;
+        }
+        let mut met = 0;
+        let earlier = self.keys.get(fields.base..)?.iter().map(|(key, _)| key).chain(fields.pending.as_ref());
+        for key in earlier {
+            met |= 1 << known.iter().position(|k| k == key)?;
         }
         fields.known = Some(known);
+        fields.met = met;
         Some(())
     }
 
@@ -134,17 +151,39 @@ impl<'a> Cursor<'a> {
         fields.started = true;
         let key = self.string()?;
         self.eat(b':')?;
-        let repeated = self.keys.get(fields.base..)?.iter().any(|(met, _)| *met == key);
-        if repeated || fields.known.is_some_and(|known| !known.contains(&key)) {
-            return None;
+        match fields.known {
+            Some(known) => {
+                let bit = 1 << known.iter().position(|k| *k == key)?;
+                if fields.met & bit != 0 {
+                    return None;
+                }
+                fields.met |= bit;
+            }
+            None => {
+                if self.keys.get(fields.base..)?.iter().any(|(met, _)| *met == key) {
+                    return None;
+                }
+            }
         }
         Some(Some(key))
+    }
+
+    /// Notes that `key` was met, its value at `value` (or [`READ`]): a skipped value
+    /// is kept to be read later; a read one is kept only while the known fields, which
+    /// tell a repeated key, are not.
+    fn note(&mut self, fields: &mut Fields<'a>, key: &'a str, value: usize) {
+        if value != READ {
+            self.keys.push((key, value));
+            fields.skipped += 1;
+        } else if fields.known.is_none() {
+            self.keys.push((key, READ));
+        }
     }
 
     /// Notes the pending key's value as skipped, and skips it.
     fn skip_pending(&mut self, fields: &mut Fields<'a>) -> Option<()> {
         if let Some(key) = fields.pending.take() {
-            self.keys.push((key, self.at));
+            self.note(fields, key, self.at);
             self.skip()?;
         }
         Some(())
@@ -152,27 +191,31 @@ impl<'a> Cursor<'a> {
 
     /// Finds the value of field `name` and marks it read: the cursor is at it, or it
     /// was skipped earlier (then seek to it, read it, and seek back to `resume`), or
-    /// the object has no such field. A field asked for twice is refused.
+    /// the object has no such field (also when it was read already).
     pub fn locate(&mut self, fields: &mut Fields<'a>, name: &str) -> Option<Located> {
         if let Some(key) = fields.pending.filter(|key| *key == name) {
             fields.pending = None;
-            self.keys.push((key, READ));
+            self.note(fields, key, READ);
             return Some(Located::Here);
         }
         // A field met earlier is read from its position, and reading comes back here
         // (to a pending value, if there is one).
-        let base = fields.base;
-        if let Some(slot) = self.keys.get_mut(base..)?.iter_mut().find(|(key, _)| *key == name) {
-            let value = core::mem::replace(&mut slot.1, READ);
-            return (value != READ).then_some(Located::Skipped { value, resume: self.at });
+        if fields.skipped > 0 {
+            let base = fields.base;
+            let found = self.keys.get_mut(base..)?.iter_mut().find(|(key, value)| *key == name && *value != READ);
+            if let Some(slot) = found {
+                let value = core::mem::replace(&mut slot.1, READ);
+                fields.skipped -= 1;
+                return Some(Located::Skipped { value, resume: self.at });
+            }
         }
         self.skip_pending(fields)?;
         while let Some(key) = self.next_key(fields)? {
             if key == name {
-                self.keys.push((key, READ));
+                self.note(fields, key, READ);
                 return Some(Located::Here);
             }
-            self.keys.push((key, self.at));
+            self.note(fields, key, self.at);
             self.skip()?;
         }
         Some(Located::Absent)
@@ -196,7 +239,7 @@ impl<'a> Cursor<'a> {
                 fields.pending = Some(key);
                 return Some(is(key));
             }
-            self.keys.push((key, self.at));
+            self.note(fields, key, self.at);
             self.skip()?;
         }
         Some((false, false))
@@ -218,7 +261,7 @@ impl<'a> Cursor<'a> {
     pub fn close(&mut self, mut fields: Fields<'a>) -> Option<()> {
         self.skip_pending(&mut fields)?;
         while let Some(key) = self.next_key(&mut fields)? {
-            self.keys.push((key, READ));
+            self.note(&mut fields, key, READ);
             self.skip()?;
         }
         self.keys.truncate(fields.base);
