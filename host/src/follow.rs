@@ -225,9 +225,9 @@ impl Link for Local {
                     Some(instance) => instance,
                     None => node.checkout()?,
                 };
-                // These turns do not write behind: the write has committed on return.
+                // The write has committed on return.
                 // An instance whose call failed (a trap) is not used again.
-                let answer = instance.serve_in_turn(&request, &turns, ticket).map(|(answer, _)| answer)?;
+                let answer = instance.serve_in_turn(&request, &turns, ticket)?;
                 let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
                 if kept.len() < KEPT_INSTANCES {
                     kept.push(instance);

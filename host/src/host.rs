@@ -17,7 +17,6 @@ use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::backend::Backend;
-use crate::behind::WriteBehind;
 
 pub mod turns;
 
@@ -44,9 +43,6 @@ struct State {
     calls: StoreCalls,
     /// The turn the current request waits for before its first store call.
     turn: Turn,
-    /// The number of the request's write in its turn order's write-behind queue, once
-    /// queued: its write has happened once that number has committed.
-    queued: Option<u64>,
     /// How much linear memory the instance holds.
     memory: MemoryWatch,
 }
@@ -104,16 +100,7 @@ impl State {
         }
     }
 
-    /// The write-behind queue the request reads and writes through: its turn order's,
-    /// while the request holds its turn.
-    fn write_behind(&self) -> Option<&WriteBehind> {
-        match &self.turn {
-            Turn::Held(turns, _) => turns.write_behind(),
-            _ => None,
-        }
-    }
-
-    /// After a committed (or queued) write: a request in its turn passes the turn on at
+    /// After a committed write: a request in its turn passes the turn on at
     /// once, so the next one starts on the store while this one is still answering (an
     /// ingest batch writes once, at its end).
     fn pass_turn(&mut self) {
@@ -156,22 +143,14 @@ impl wit::Host for State {
     fn get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, String> {
         self.calls.get += 1;
         self.take_turn()?;
-        match self.write_behind() {
-            Some(queue) => queue.get(&key),
-            None => self.backend.get(&key),
-        }
-        .map_err(|e| e.to_string())
+        self.backend.get(&key).map_err(|e| e.to_string())
     }
 
     fn get_many(&mut self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, String> {
         self.calls.get_many += 1;
         self.take_turn()?;
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        match self.write_behind() {
-            Some(queue) => queue.get_many(&keys),
-            None => self.backend.get_many(&keys),
-        }
-        .map_err(|e| e.to_string())
+        self.backend.get_many(&keys).map_err(|e| e.to_string())
     }
 
     fn scan(&mut self, range: wit::ScanRange) -> Result<Vec<wit::Entry>, String> {
@@ -183,11 +162,7 @@ impl wit::Host for State {
             limit: range.limit,
             reverse: range.reverse,
         };
-        let entries = match self.write_behind() {
-            Some(queue) => queue.scan(&scan),
-            None => self.backend.scan(&scan),
-        }
-        .map_err(|e| e.to_string())?;
+        let entries = self.backend.scan(&scan).map_err(|e| e.to_string())?;
         Ok(entries.into_iter().map(|(key, value)| wit::Entry { key, value }).collect())
     }
 
@@ -212,24 +187,18 @@ impl wit::Host for State {
 }
 
 impl State {
-    /// Applies `ops` to the backend, or queues them in the turn order's write-behind
-    /// queue (`Some` of the write's number there), with the errors the store import
-    /// reports.
-    fn write_ops(&self, ops: &[crate::backend::OpRef<'_>]) -> Result<Option<u64>, wit::WriteError> {
+    /// Applies `ops` to the backend, with the errors the store import reports.
+    fn write_ops(&self, ops: &[crate::backend::OpRef<'_>]) -> Result<(), wit::WriteError> {
         use ledger_node_core::store::WriteError;
-        let written = match self.write_behind() {
-            Some(queue) => queue.write(ops).map(Some),
-            None => self.backend.write_ops(ops).map(|()| None),
-        };
-        written.map_err(|e| match e {
+        self.backend.write_ops(ops).map_err(|e| match e {
             WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
             WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),
         })
     }
 
-    /// After a write: remembers where it was queued, and passes the turn on.
-    fn written(&mut self, written: Result<Option<u64>, wit::WriteError>) -> Result<(), wit::WriteError> {
-        self.queued = written?;
+    /// After a write: a committed one passes the turn on.
+    fn written(&mut self, written: Result<(), wit::WriteError>) -> Result<(), wit::WriteError> {
+        written?;
         self.pass_turn();
         Ok(())
     }
@@ -411,7 +380,6 @@ impl Node {
             backend: Arc::clone(&self.backend),
             calls: StoreCalls::default(),
             turn: Turn::Free,
-            queued: None,
             memory: MemoryWatch::default(),
         };
         let mut store = Store::new(self.pre.engine(), state);
@@ -517,25 +485,15 @@ impl Instance {
 
     /// Serves `request` as ticket `ticket` of `turns`: everything before its first store
     /// call runs at once, concurrently with other instances; the rest in its turn, which
-    /// ends when its write commits, or is queued if `turns` writes behind (a later store
-    /// call fails) or, without a write, when it returns, failed unless the response is a
-    /// success. With the response comes the number of the request's write in `turns`'
-    /// write-behind queue, if it queued one: the write has happened only once that
-    /// number has committed ([`WriteBehind::wait`]).
-    pub fn serve_in_turn(
-        &mut self,
-        request: &Request,
-        turns: &Arc<Turns>,
-        ticket: u64,
-    ) -> anyhow::Result<(Response, Option<u64>)> {
+    /// ends when its write commits (a later store call fails) or, without a write, when
+    /// it returns, failed unless the response is a success.
+    pub fn serve_in_turn(&mut self, request: &Request, turns: &Arc<Turns>, ticket: u64) -> anyhow::Result<Response> {
         self.store.data_mut().turn = Turn::Pending(Arc::clone(turns), ticket);
         let response = self.serve(request);
-        let state = self.store.data_mut();
-        if !matches!(std::mem::take(&mut state.turn), Turn::Passed) {
+        if !matches!(std::mem::take(&mut self.store.data_mut().turn), Turn::Passed) {
             turns.finish(ticket, response.as_ref().is_ok_and(|r| (200..300).contains(&r.status)));
         }
-        let queued = state.queued.take();
-        Ok((response?, queued))
+        response
     }
 
     /// Serves `request`, and says how often the instance called its store.

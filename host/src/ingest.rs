@@ -12,9 +12,8 @@
 //! batch, is reused). The core parses, validates and renders a whole batch before its
 //! first store call, and the instances take [`Turns`] at the store, so one batch is
 //! prepared while the one before it is applied, yet batches are applied in input order
-//! and none after one that failed. The turns write behind ([`WriteBehind`]): a batch's
-//! turn ends when its write is queued, and the next batch applies while it commits; a
-//! batch counts as applied (and progress moves) only once its write has committed.
+//! and none after one that failed. A batch's turn ends when its write has committed,
+//! and the next batch then applies while this one is answered.
 //!
 //! A batch's buffer goes back to the reader once its batch is served, so
 //! the run fills the same few buffers over and over instead of having the system hand
@@ -29,7 +28,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
-use crate::behind::WriteBehind;
 use crate::host::turns::Turns;
 use crate::host::{Instance, Node, Request};
 
@@ -77,13 +75,8 @@ struct Batch {
 /// What serving a batch gave: its ticket, its size and its summary or error.
 type Outcome = (u64, u64, anyhow::Result<Served>);
 
-/// A batch the component applied: its summary, and the number of its write in the
-/// write-behind queue, if it wrote (it counts as applied once that has committed).
-#[derive(Debug)]
-struct Served {
-    summary: Totals,
-    write: Option<u64>,
-}
+/// A batch the component applied: its summary.
+type Served = Totals;
 
 /// How the input is cut into batches.
 #[derive(Debug, Clone, Copy)]
@@ -143,8 +136,7 @@ pub fn run_batched(
     progress: &mut dyn Progress,
     batching: Batching,
 ) -> anyhow::Result<Totals> {
-    let write_behind = WriteBehind::new(Arc::clone(node.backend())).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let turns = Arc::new(Turns::with_write_behind(write_behind));
+    let turns = Arc::new(Turns::new());
     let buffers = Buffers::default();
     let (batches, queue) = std::sync::mpsc::sync_channel::<Batch>(0);
     let queue = Mutex::new(queue);
@@ -156,7 +148,7 @@ pub fn run_batched(
             scope.spawn(move || serve_batches(node, admin_token, queue, buffers, &outcomes, turns));
         }
         drop(outcomes);
-        let mut collector = Collector::new(progress, turns.write_behind());
+        let mut collector = Collector::new(progress);
         let read = read_batches(input, batching, buffers, &batches, &done, &mut collector);
         drop(batches);
         let collected = collector.drain(done.iter());
@@ -235,11 +227,9 @@ fn serve_batches(
 }
 
 /// Outcomes put back in input order: totals added up and progress reported batch by
-/// batch as their writes commit, and the first failure in input order kept.
+/// batch, and the first failure in input order kept.
 struct Collector<'p> {
     progress: &'p mut dyn Progress,
-    /// Where the batches' writes are queued.
-    writes: Option<&'p WriteBehind>,
     totals: Totals,
     /// The next ticket in input order.
     next: u64,
@@ -249,8 +239,8 @@ struct Collector<'p> {
 }
 
 impl<'p> Collector<'p> {
-    fn new(progress: &'p mut dyn Progress, writes: Option<&'p WriteBehind>) -> Self {
-        Collector { progress, writes, totals: Totals::default(), next: 0, early: BTreeMap::new(), failure: None }
+    fn new(progress: &'p mut dyn Progress) -> Self {
+        Collector { progress, totals: Totals::default(), next: 0, early: BTreeMap::new(), failure: None }
     }
 
     /// Takes the outcomes that have come, without waiting; `false` once a batch failed.
@@ -264,46 +254,30 @@ impl<'p> Collector<'p> {
         }
     }
 
-    /// Takes every remaining outcome and waits for their writes to commit: the totals,
-    /// or the first failure in input order.
+    /// Takes every remaining outcome: the totals, or the first failure in input order.
     fn drain(mut self, outcomes: impl Iterator<Item = Outcome>) -> anyhow::Result<Totals> {
         outcomes.for_each(|outcome| self.take(outcome));
-        self.advance(true);
         match self.failure {
             Some(failure) => Err(failure),
             None => Ok(self.totals),
         }
     }
 
+    /// Takes one outcome, and counts the batches it lets through in input order.
     fn take(&mut self, (ticket, size, result): Outcome) {
         self.early.insert(ticket, (size, result));
-        self.advance(false);
-    }
-
-    /// Counts the next batches in input order whose writes have committed, waiting for
-    /// their commits if `wait`.
-    fn advance(&mut self, wait: bool) {
         while let Some(entry) = self.early.first_entry() {
             if *entry.key() != self.next {
                 return;
             }
-            let pending = match (entry.get(), self.writes) {
-                (&(_, Ok(Served { write: Some(write), .. })), Some(writes)) => Some((write, writes)),
-                _ => None,
-            };
-            let committed = match pending {
-                Some((write, writes)) if wait => writes.wait(write).map_err(|e| anyhow::anyhow!("{e}")),
-                Some((write, writes)) if !writes.committed(write) => return,
-                _ => Ok(()),
-            };
             let (size, result) = entry.remove();
             self.next += 1;
             if self.failure.is_some() {
                 continue; // later batches were refused their turn
             }
-            match result.and_then(|served| committed.map(|()| served)) {
+            match result {
                 Ok(served) => {
-                    self.totals.add(&served.summary);
+                    self.totals.add(&served);
                     self.progress.advance(size, &self.totals);
                 }
                 Err(e) => self.failure = Some(e),
@@ -334,10 +308,9 @@ fn send(
     if let Some(buffer) = request.body.take() {
         buffers.give_back(buffer);
     }
-    let (response, write) = response?;
+    let response = response?;
     if response.status == 200 {
-        let summary = serde_json::from_slice(&response.body).context("reading the ingest summary")?;
-        return Ok(Served { summary, write });
+        return serde_json::from_slice(&response.body).context("reading the ingest summary");
     }
     let message = serde_json::from_slice::<serde_json::Value>(&response.body)
         .ok()

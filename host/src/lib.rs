@@ -31,8 +31,8 @@
 //!   batch is read in place in the component's memory); WASI supplies the clock, the
 //!   random source and the configuration ([`config`]) as environment variables.
 //! - [`ingest`] streams a history file through the component in pipelined batches that
-//!   take turns at the store ([`host::turns`]) and write behind ([`behind`]): a batch's
-//!   turn ends when its write is queued, and a writer thread commits the queue in order.
+//!   take turns at the store ([`host::turns`]): one batch is parsed and rendered while
+//!   the one before it is applied, and a batch's turn ends when its write commits.
 //! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
 //!   requests and decides nothing. [`scheduler`] runs the node's scheduled jobs on a
 //!   timer (`--tick-seconds`).
@@ -47,7 +47,6 @@
 //! binary beside the worker and the core, are the `ledger-node-tests` crate (`tests/`).
 
 pub mod backend;
-pub mod behind;
 pub mod config;
 pub mod demo;
 pub mod follow;

@@ -27,7 +27,6 @@ use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, KvSeparationOptions, PersistMode, Readable as _};
 use ledger_node_core::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteError};
@@ -71,8 +70,6 @@ pub struct LsmStore {
     durability: PersistMode,
     /// Held while a batch's preconditions are checked and it is committed.
     writer: Mutex<()>,
-    /// Batches committed since the store was opened.
-    commits: AtomicU64,
 }
 
 impl std::fmt::Debug for LsmStore {
@@ -150,7 +147,7 @@ impl LsmStore {
             }
             None => return Err(StoreError::new(format!("{} holds keys but no layout version", path.display()))),
         }
-        Ok(LsmStore { db, kv, durability, writer: Mutex::new(()), commits: AtomicU64::new(0) })
+        Ok(LsmStore { db, kv, durability, writer: Mutex::new(()) })
     }
 
     /// Syncs every commit so far to disk, then writes the in-memory tables out and
@@ -244,7 +241,6 @@ impl LsmStore {
             }
         }
         batch.commit().map_err(backend)?;
-        self.commits.fetch_add(1, Ordering::Relaxed);
         drop(writer);
         Ok(())
     }
@@ -287,27 +283,6 @@ impl LsmStore {
             }
         }
         Ok(effects)
-    }
-
-    /// How many batches this store has committed since it was opened.
-    #[cfg(test)]
-    pub(crate) fn commits(&self) -> u64 {
-        self.commits.load(Ordering::Relaxed)
-    }
-
-    /// Holds the write lock (saying so on `held`) until `release` says to let go, first
-    /// writing the key and value it may carry as another writer would, unchecked.
-    #[cfg(test)]
-    pub(crate) fn stall_writes(
-        &self,
-        held: std::sync::mpsc::Sender<()>,
-        release: std::sync::mpsc::Receiver<Option<(Vec<u8>, Vec<u8>)>>,
-    ) {
-        let _writer = self.writer.lock();
-        let _ = held.send(());
-        if let Ok(Some((key, value))) = release.recv() {
-            self.kv.insert(key, value).expect("a write");
-        }
     }
 }
 

@@ -10,22 +10,14 @@
 //! (an ingest batch writes once, at its end), so the next batch applies while this one
 //! is still answering. If a batch failed, every later batch finds its turn refused:
 //! its first store call fails, and it applies nothing.
-//!
-//! A turn order may write through a [`WriteBehind`] queue: then a turn passes as soon
-//! as its write is queued, the next batch reads through the queue while a writer
-//! thread commits it, and the host answers a request only once its write committed.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-
-use crate::behind::WriteBehind;
 
 /// The turn order of one run of concurrently served requests; tickets count from 0.
 #[derive(Debug, Default)]
 pub struct Turns {
     state: Mutex<State>,
     changed: Condvar,
-    /// Where requests in their turn read and write, when not the backend itself.
-    write_behind: Option<WriteBehind>,
 }
 
 #[derive(Debug, Default)]
@@ -43,17 +35,6 @@ impl Turns {
     /// A turn order starting at ticket 0.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// A turn order whose requests write through `write_behind`: a turn passes as soon
-    /// as the request's write is queued, and the next request reads through the queue.
-    pub fn with_write_behind(write_behind: WriteBehind) -> Self {
-        Turns { write_behind: Some(write_behind), ..Self::default() }
-    }
-
-    /// The write-behind queue of this turn order, if it has one.
-    pub fn write_behind(&self) -> Option<&WriteBehind> {
-        self.write_behind.as_ref()
     }
 
     /// Waits until it is `ticket`'s turn; an error if an earlier request failed.
