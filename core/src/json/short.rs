@@ -23,7 +23,12 @@ impl Short {
 
     /// Appends an ASCII byte. Bytes past the capacity are dropped (callers stay within
     /// it: every text here has a known most length).
+    ///
+    /// # Panics
+    ///
+    /// On a byte that is not ASCII: the text is always valid UTF-8.
     pub fn push(&mut self, byte: u8) -> &mut Self {
+        assert!(byte.is_ascii(), "a short text holds ASCII only, not byte {byte:#04x}");
         if let Some(slot) = self.bytes.get_mut(self.len) {
             *slot = byte;
             self.len += 1;
@@ -59,8 +64,7 @@ impl Short {
 
     /// The text.
     pub fn as_str(&self) -> &str {
-        // Only ASCII bytes are ever pushed.
-        core::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+        core::str::from_utf8(&self.bytes[..self.len]).expect("push takes ASCII bytes only")
     }
 }
 
