@@ -45,6 +45,16 @@
 //! them, the projections on the ledger, ingest and the endpoints on top. Nothing calls
 //! back up, so no two modules depend on each other.
 //!
+//! ## The model
+//!
+//! An update's and a value's shape is declared once ([`update`], [`value`]): each type
+//! lives in one module with its one reader and its one writer. The reader is generic
+//! over where it reads from, a parsed JSON document that names the path of every
+//! problem or an ingest line read straight from its bytes, and the writer writes both
+//! value encodings and the canonical ingest form. The native host's demo generator
+//! builds the same types and writes them with the same writer, so adding a field
+//! touches the type's module, the test fixtures and the demo generator.
+//!
 //! ## Hosts
 //!
 //! | host | crate | store adapter | how it drives the future |
