@@ -16,14 +16,14 @@ use std::io::{self, Write};
 use std::rc::Rc;
 
 use ledger_node_core::network::{Backfill, RollForwardLsu, Topology, WalletUser};
-use ledger_node_core::update::{CreatedEvent, ReassignmentEvent, Transaction, Update};
+use ledger_node_core::update::{Blob, CreatedEvent, ReassignmentEvent, Transaction, Update};
 use ledger_node_core::value::Record;
 use serde_json::{Value as Json, json};
 
 use super::network::{Network, Synchronizer, Template};
 use super::random::{Ids, Rng};
 use super::tree::{self, Action, Contract};
-use super::values::{at, blob};
+use super::values::at;
 use super::{DAY, HOUR, MIGRATION_MIN_UPDATES, Options, SECOND, START, Summary, TICK, UNIT};
 
 /// The record and effective times of a transaction being built.
@@ -340,7 +340,7 @@ impl<W: Write> History<W> {
             created_at: at(time.effective),
             signatories,
             observers,
-            created_event_blob: Some(blob(&bytes)),
+            created_event_blob: Some(Blob::encode(&bytes)),
         };
         Contract { created, synchronizer: Synchronizer::Global, reassignment_counter: 0, in_flight: false }
     }

@@ -2,7 +2,6 @@
 //! so that a payload reads like the Daml record it stands for.
 
 use ledger_node_core::time::{Date, Timestamp};
-use ledger_node_core::update::Blob;
 use ledger_node_core::value::{Field, Numeric, Record, Value};
 
 use super::UNIT;
@@ -100,22 +99,6 @@ pub(super) fn metadata(entries: Vec<(String, Value)>) -> Value {
     record([("values", Value::TextMap(entries))])
 }
 
-/// A created event's blob: `bytes` in standard base64.
-pub(super) fn blob(bytes: &[u8]) -> Blob {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let char_at = |n: u32, shift: u32| char::from(ALPHABET[((n >> shift) & 63) as usize]);
-    let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
-        let n = (byte(0) << 16) | (byte(1) << 8) | byte(2);
-        text.push(char_at(n, 18));
-        text.push(char_at(n, 12));
-        text.push(if chunk.len() > 1 { char_at(n, 6) } else { '=' });
-        text.push(if chunk.len() > 2 { char_at(n, 0) } else { '=' });
-    }
-    Blob::parse(&text).expect("standard base64 with padding")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,14 +107,6 @@ mod tests {
     fn numerics_have_ten_fractional_digits() {
         for (units, text) in [(0, "0.0000000000"), (UNIT / 200, "0.0050000000"), (-12 * UNIT - 1, "-12.0000000001")] {
             assert_eq!(numeric(units), Value::Numeric(Numeric::parse(text).unwrap()));
-        }
-    }
-
-    #[test]
-    fn blobs_decode_to_their_bytes() {
-        for length in 0..10 {
-            let bytes: Vec<u8> = (0..length).map(|i| (i * 37 + 250) as u8).collect();
-            assert_eq!(blob(&bytes).decode(), bytes);
         }
     }
 }
