@@ -416,3 +416,23 @@ pub(super) fn parse_both(update: &Json) -> Result<Update, String> {
     }
     strict
 }
+
+/// The error of `update`, which must not parse (through both readers: [`parse_both`]).
+pub(super) fn parse_error(update: &Json) -> String {
+    match parse_both(update) {
+        Err(e) => e,
+        Ok(u) => panic!("parsed: {u:?}"),
+    }
+}
+
+/// A structural error case: a JSON pointer into a fixture, what replaces the element
+/// there (`None`: it is removed), and how the error must start.
+pub(super) type Case = (&'static str, Option<Json>, &'static str);
+
+/// Checks that each case, applied to `base`, fails to parse with its error.
+pub(super) fn assert_errors(base: impl Fn() -> Json, cases: &[Case]) {
+    for (pointer, replacement, want) in cases {
+        let got = parse_error(&edit(base(), pointer, replacement.clone()));
+        assert!(got.starts_with(want), "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}");
+    }
+}

@@ -300,13 +300,6 @@ mod tests {
     use serde_json::Value as Json;
     use serde_json::json;
 
-    fn error(json: Json) -> String {
-        match fixtures::parse_both(&json) {
-            Err(e) => e,
-            Ok(u) => panic!("parsed: {u:?}"),
-        }
-    }
-
     fn text(json: &Json) -> String {
         serde_json::to_string(json).unwrap()
     }
@@ -399,11 +392,20 @@ mod tests {
 
     #[test]
     fn what_is_not_an_update_is_refused() {
-        assert_eq!(error(json!([])), "an update is an object (a transaction or a reassignment), found an array");
-        assert_eq!(error(json!(null)), "an update is an object (a transaction or a reassignment), found null");
-        assert_eq!(error(json!({})), "an update needs events_by_id (a transaction) or event (a reassignment)");
         assert_eq!(
-            error(json!({"update_id": "u1"})),
+            fixtures::parse_error(&json!([])),
+            "an update is an object (a transaction or a reassignment), found an array"
+        );
+        assert_eq!(
+            fixtures::parse_error(&json!(null)),
+            "an update is an object (a transaction or a reassignment), found null"
+        );
+        assert_eq!(
+            fixtures::parse_error(&json!({})),
+            "an update needs events_by_id (a transaction) or event (a reassignment)"
+        );
+        assert_eq!(
+            fixtures::parse_error(&json!({"update_id": "u1"})),
             "an update needs events_by_id (a transaction) or event (a reassignment)"
         );
     }
@@ -427,10 +429,10 @@ mod tests {
             ("/events_by_id/u1:2/acting_parties/1", "events_by_id[\"u1:2\"].acting_parties[1]"),
         ];
         for (pointer, field) in transaction {
-            let got = error(edit(fixtures::transaction(), pointer, Some(long.clone())));
+            let got = fixtures::parse_error(&edit(fixtures::transaction(), pointer, Some(long.clone())));
             assert_eq!(got, alloc::format!("{field}: {too_long}"), "{pointer}");
         }
-        let got = error(transaction_with_id(&"u".repeat(513)));
+        let got = fixtures::parse_error(&transaction_with_id(&"u".repeat(513)));
         assert_eq!(got, alloc::format!("update_id: {too_long}"));
         let reassignment: Vec<(Json, &str, &str)> = vec![
             (fixtures::assignment(), "/update_id", "update_id"),
@@ -446,7 +448,7 @@ mod tests {
             (fixtures::unassignment(), "/event/unassign_id", "event.unassign_id"),
         ];
         for (base, pointer, field) in reassignment {
-            let got = error(edit(base, pointer, Some(long.clone())));
+            let got = fixtures::parse_error(&edit(base, pointer, Some(long.clone())));
             assert_eq!(got, alloc::format!("{field}: {too_long}"), "{pointer}");
         }
     }

@@ -233,26 +233,15 @@ impl Unassignment {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::{self, edit};
-    use alloc::string::String;
+    use super::super::fixtures;
     use alloc::vec;
     use alloc::vec::Vec;
     use serde_json::Value as Json;
     use serde_json::json;
 
-    fn error(json: Json) -> String {
-        match fixtures::parse_both(&json) {
-            Err(e) => e,
-            Ok(u) => panic!("parsed: {u:?}"),
-        }
-    }
-
-    /// (pointer, replacement or removal, error).
-    type Case = (&'static str, Option<Json>, &'static str);
-
     #[test]
     fn every_structural_error_of_a_reassignment_names_its_path() {
-        let assignment: Vec<Case> = vec![
+        let assignment: Vec<fixtures::Case> = vec![
             (
                 "/events_by_id",
                 Some(json!({})),
@@ -314,11 +303,8 @@ mod tests {
                 "event.created_event.created_event_blob: not valid base64",
             ),
         ];
-        for (pointer, replacement, want) in assignment {
-            let got = error(edit(fixtures::assignment(), pointer, replacement.clone()));
-            assert!(got.starts_with(want), "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}");
-        }
-        let unassignment: Vec<Case> = vec![
+        fixtures::assert_errors(fixtures::assignment, &assignment);
+        let unassignment: Vec<fixtures::Case> = vec![
             ("/event/contract_id", Some(json!("")), "event.contract_id: must not be empty"),
             ("/event/target_synchronizer", None, "event: missing target_synchronizer"),
             (
@@ -332,9 +318,6 @@ mod tests {
                 "event.reassignment_counter: expected an integer (int64), found 1.0",
             ),
         ];
-        for (pointer, replacement, want) in unassignment {
-            let got = error(edit(fixtures::unassignment(), pointer, replacement.clone()));
-            assert!(got.starts_with(want), "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}");
-        }
+        fixtures::assert_errors(fixtures::unassignment, &unassignment);
     }
 }

@@ -302,25 +302,14 @@ fn reference_path(path: &JsonPath, parent: Option<&str>, index: usize) -> JsonPa
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::{self, edit};
-    use alloc::string::String;
     use alloc::vec;
     use alloc::vec::Vec;
     use serde_json::Value as Json;
     use serde_json::json;
 
-    fn error(json: Json) -> String {
-        match fixtures::parse_both(&json) {
-            Err(e) => e,
-            Ok(u) => panic!("parsed: {u:?}"),
-        }
-    }
-
-    /// (pointer, replacement or removal, error).
-    type Case = (&'static str, Option<Json>, &'static str);
-
     #[test]
     fn every_structural_error_of_a_transaction_names_its_path() {
-        let cases: Vec<Case> = vec![
+        let cases: Vec<fixtures::Case> = vec![
             (
                 "/offset",
                 Some(json!("1")),
@@ -529,10 +518,7 @@ mod tests {
                 "events_by_id[\"u1:2\"].exercise_result.optional.value.optional.value.int64: expected a decimal integer in a string",
             ),
         ];
-        for (pointer, replacement, want) in cases {
-            let got = error(edit(fixtures::transaction(), pointer, replacement.clone()));
-            assert!(got.starts_with(want), "{pointer} = {replacement:?}:\n  got  {got}\n  want {want}");
-        }
+        fixtures::assert_errors(fixtures::transaction, &cases);
     }
 
     #[test]
@@ -540,6 +526,9 @@ mod tests {
         // u1:2 -> u1:2 is a cycle no root reaches once u1:0 no longer lists u1:2.
         let tx = edit(fixtures::transaction(), "/events_by_id/u1:0/child_event_ids/1", None);
         let tx = edit(tx, "/events_by_id/u1:2/child_event_ids/0", Some(json!("u1:2")));
-        assert_eq!(error(tx), "events_by_id[\"u1:2\"]: not reachable from root_event_ids through child_event_ids");
+        assert_eq!(
+            fixtures::parse_error(&tx),
+            "events_by_id[\"u1:2\"]: not reachable from root_event_ids through child_event_ids"
+        );
     }
 }
