@@ -45,31 +45,28 @@ impl Archived<'_> {
 
 /// Every contract `update` creates, assigns or archives (a consuming exercise), with
 /// its qualified template name: the contracts whose records ingest reads and writes.
-pub fn touched_contracts(update: &Update) -> alloc::vec::Vec<(&str, &str)> {
-    match update {
-        Update::Transaction(tx) => tx
-            .events_by_id
-            .values()
-            .filter(|e| match e {
-                Event::Created(_) => true,
-                Event::Exercised(x) => x.consuming,
-            })
-            .map(|e| (e.contract_id(), e.template_id().qualified_name()))
-            .collect(),
+pub fn touched_contracts(update: &Update) -> impl Iterator<Item = (&str, &str)> {
+    let events = update.as_transaction().into_iter().flat_map(|tx| tx.events_by_id.values());
+    let created_or_archived = events
+        .filter(|e| match e {
+            Event::Created(_) => true,
+            Event::Exercised(x) => x.consuming,
+        })
+        .map(|e| (e.contract_id(), e.template_id().qualified_name()));
+    let assigned = match update {
         Update::Reassignment(r) => match &r.event {
-            ReassignmentEvent::Assignment(a) => {
-                alloc::vec![(a.created_event.contract_id.as_str(), a.created_event.template_id.qualified_name())]
-            }
-            ReassignmentEvent::Unassignment(_) => alloc::vec::Vec::new(),
+            ReassignmentEvent::Assignment(a) => Some(&a.created_event),
+            ReassignmentEvent::Unassignment(_) => None,
         },
-    }
+        Update::Transaction(_) => None,
+    };
+    created_or_archived.chain(assigned.map(|c| (c.contract_id.as_str(), c.template_id.qualified_name())))
 }
 
 /// The store keys [`apply_update`] reads for `update`, to prefetch in one round trip.
 pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> + '_ {
     let contracts = touched_contracts(update);
-    core::iter::once(updates::hash_key(update.id()))
-        .chain(contracts.into_iter().map(|(id, _)| contracts::contract_key(id)))
+    core::iter::once(updates::hash_key(update.id())).chain(contracts.map(|(id, _)| contracts::contract_key(id)))
 }
 
 /// The keys [`apply_update`] reads for those of `updates` already held, once every
