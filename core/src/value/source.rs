@@ -274,6 +274,27 @@ fn taken<T>(value: Option<T>) -> Result<T, GaveUp> {
     value.ok_or(GaveUp)
 }
 
+/// Reads the field `name` of `object` with `read` where the cursor finds it: where it
+/// stands, or where it was skipped (then reading goes on where the cursor was);
+/// `None` if the object has no such field.
+fn read_field<'a, T>(
+    cursor: &mut Cursor<'a>,
+    object: &mut Fields<'a>,
+    name: &str,
+    read: impl FnOnce(&mut Cursor<'a>) -> Result<T, GaveUp>,
+) -> Result<Option<T>, GaveUp> {
+    match taken(cursor.locate(object, name))? {
+        Located::Here => read(cursor).map(Some),
+        Located::Skipped { value, resume } => {
+            cursor.seek(value);
+            let result = read(cursor);
+            cursor.seek(resume);
+            result.map(Some)
+        }
+        Located::Absent => Ok(None),
+    }
+}
+
 impl<'a> Source<'a> for Cursor<'a> {
     type Error = GaveUp;
     type Object = Fields<'a>;
@@ -325,16 +346,7 @@ impl<'a> Source<'a> for Cursor<'a> {
         name: &'static str,
         read: impl FnOnce(&mut Self) -> Result<T, GaveUp>,
     ) -> Result<T, GaveUp> {
-        match taken(self.locate(object, name))? {
-            Located::Here => read(self),
-            Located::Skipped { value, resume } => {
-                self.seek(value);
-                let result = read(self);
-                self.seek(resume);
-                result
-            }
-            Located::Absent => Err(GaveUp),
-        }
+        read_field(self, object, name, read)?.ok_or(GaveUp)
     }
 
     fn optional_field<T>(
@@ -344,16 +356,7 @@ impl<'a> Source<'a> for Cursor<'a> {
         read: impl FnOnce(&mut Self) -> Result<T, GaveUp>,
     ) -> Result<Option<T>, GaveUp> {
         let read_unless_null = |cursor: &mut Self| if cursor.null() { Ok(None) } else { read(cursor).map(Some) };
-        match taken(self.locate(object, name))? {
-            Located::Here => read_unless_null(self),
-            Located::Skipped { value, resume } => {
-                self.seek(value);
-                let result = read_unless_null(self);
-                self.seek(resume);
-                result
-            }
-            Located::Absent => Ok(None),
-        }
+        read_field(self, object, name, read_unless_null).map(Option::flatten)
     }
 
     fn close(&mut self, object: Fields<'a>) -> Result<(), GaveUp> {
