@@ -73,10 +73,7 @@ struct Batch {
 }
 
 /// What serving a batch gave: its ticket, its size and its summary or error.
-type Outcome = (u64, u64, anyhow::Result<Served>);
-
-/// A batch the component applied: its summary.
-type Served = Totals;
+type Outcome = (u64, u64, anyhow::Result<Totals>);
 
 /// How the input is cut into batches.
 #[derive(Debug, Clone, Copy)]
@@ -234,7 +231,7 @@ struct Collector<'p> {
     /// The next ticket in input order.
     next: u64,
     /// Outcomes that came before those of earlier tickets.
-    early: BTreeMap<u64, (u64, anyhow::Result<Served>)>,
+    early: BTreeMap<u64, (u64, anyhow::Result<Totals>)>,
     failure: Option<anyhow::Error>,
 }
 
@@ -276,8 +273,8 @@ impl<'p> Collector<'p> {
                 continue; // later batches were refused their turn
             }
             match result {
-                Ok(served) => {
-                    self.totals.add(&served);
+                Ok(summary) => {
+                    self.totals.add(&summary);
                     self.progress.advance(size, &self.totals);
                 }
                 Err(e) => self.failure = Some(e),
@@ -293,7 +290,7 @@ fn send(
     batch: Batch,
     turns: &Arc<Turns>,
     buffers: &Buffers,
-) -> anyhow::Result<Served> {
+) -> anyhow::Result<Totals> {
     let mut request = Request {
         method: "POST".into(),
         path: "/v0/admin/ingest".into(),
