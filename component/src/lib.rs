@@ -2,9 +2,10 @@
 //!
 //! Exports the `ledger:node/handler` interface of `wit/node.wit` and imports its
 //! `ledger:node/store`. Each call to `handle` translates the WIT request into the
-//! core's ([`convert`]), reads the clock, the random source and the configuration from
-//! WASI (wall clock, `wasi:random`, environment variables), and runs
-//! `ledger_node_core::handle` over [`WitStore`], the store import.
+//! core's ([`convert`]), reads the clock and the random source from WASI (wall clock,
+//! `wasi:random`), and runs `ledger_node_core::handle` over [`WitStore`], the store
+//! import, with the configuration the instance read from its environment variables on
+//! its first call ([`config`]).
 //!
 //! `tick` runs the scheduled jobs ([`ledger_node_core::wallet::tick`]) the same way.
 //!
@@ -19,6 +20,7 @@ mod convert;
 mod mem;
 mod store;
 
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ledger_node_core::time::Timestamp;
@@ -40,7 +42,7 @@ impl Guest for Node {
         let request = convert::request(request);
         let response = match environment() {
             Ok((config, now, entropy)) => {
-                let env = Env { now, entropy, config: &config };
+                let env = Env { now, entropy, config };
                 exec::block_on(ledger_node_core::handle(&request, &env, &WitStore))
             }
             Err(error) => error.into_response(),
@@ -50,7 +52,7 @@ impl Guest for Node {
 
     fn tick() -> Result<TickReport, String> {
         let (config, now, entropy) = environment().map_err(|e| e.to_string())?;
-        let env = Env { now, entropy, config: &config };
+        let env = Env { now, entropy, config };
         match exec::block_on(ledger_node_core::wallet::tick(&env, &WitStore)) {
             Ok(report) => Ok(TickReport { expired_requests: report.expired_requests, skipped: report.skipped }),
             Err(Error::Store(e)) => Err(format!("store: {e}")),
@@ -59,10 +61,22 @@ impl Guest for Node {
     }
 }
 
+/// The configuration, read from the environment variables once per instance. An
+/// instance's environment is fixed when it starts (the C library takes it from WASI
+/// once), so reading it on every call would find the same values and parse them
+/// again: that was a sixth of the processor time `ledger-node serve` spent on a
+/// `/version` request.
+fn config() -> Result<&'static Config, Error> {
+    static CONFIG: OnceLock<Result<Config, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| Config::from_lookup(|name| std::env::var(name).ok()).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))
+}
+
 /// Configuration, the current time and fresh entropy, from WASI.
-fn environment() -> Result<(Config, Timestamp, [u8; 32]), Error> {
-    let config = Config::from_lookup(|name| std::env::var(name).ok())
-        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
+fn environment() -> Result<(&'static Config, Timestamp, [u8; 32]), Error> {
+    let config = config()?;
     let micros = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .ok()

@@ -391,10 +391,10 @@ impl Node {
     /// An instance for one request: an idle one that served an earlier request if there
     /// is one, else a fresh one.
     ///
-    /// Reuse is safe because the component keeps no state between calls: it reads its
-    /// configuration, the clock and the random source from WASI on every call, and
-    /// everything it knows lives in the store. An instance that failed (a trap) is never
-    /// returned to the pool.
+    /// Reuse is safe because the component keeps no state between calls but its
+    /// configuration, which is fixed for an instance's life: it reads the clock and the
+    /// random source from WASI on every call, and everything it knows lives in the
+    /// store. An instance that failed (a trap) is never returned to the pool.
     pub fn checkout(&self) -> anyhow::Result<Instance> {
         let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
         match idle {
