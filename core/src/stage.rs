@@ -140,4 +140,18 @@ mod tests {
         let batch = stage.into_batch();
         assert_eq!(batch.ops, [Op::Delete { key: b"old".to_vec() }]);
     }
+
+    #[test]
+    fn the_batch_holds_the_first_operations_then_the_staged_writes_in_key_order() {
+        let store = MemoryStore::new();
+        let mut stage = Stage::new(&store);
+        stage.first().put(b"g".to_vec(), Vec::new());
+        for key in [&b"c"[..], b"a", b"ab", b"b\x00", b"b"] {
+            stage.put(key.to_vec(), key.to_vec());
+        }
+        stage.delete(b"aa".to_vec());
+        let batch = stage.into_batch();
+        let keys: Vec<&[u8]> = batch.ops.iter().map(|op| op.key().as_slice()).collect();
+        assert_eq!(keys, [&b"g"[..], b"a", b"aa", b"ab", b"b", b"b\x00", b"c"]);
+    }
 }

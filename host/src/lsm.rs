@@ -24,7 +24,7 @@
 //! and take it again, spinning on a core for as long as the other thread merges: a
 //! fifth of a bulk load's processor time. A single thread also takes requests to seal
 //! the in-memory table only between merges, so this adapter seals it itself once
-//! [`MEMTABLE_BYTES`] have been written to it; fjall then holds writes back while four
+//! 32 MiB have been written to it; fjall then holds writes back while four
 //! sealed tables wait to be written out, which bounds the memory a load holds.
 //!
 //! One keyspace, `kv`, holds the core's keys as they are (fjall compares keys bytewise,
