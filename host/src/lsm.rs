@@ -7,7 +7,8 @@
 //! merged into the levels below in the background, so no write waits for a random
 //! read of the index, however large the store. Values over [`SEPARATION_BYTES`] (update
 //! bodies, contract records) are kept apart from the keys, LZ4-compressed, in blob
-//! files that merges do not rewrite; the key index stays small enough for its upper
+//! files that merges rewrite only once over a quarter of a file's bytes are values no
+//! longer held (fjall's defaults); the key index stays small enough for its upper
 //! levels to be held in memory, and a read by key is one read of the index (Bloom
 //! filters answer for keys that are absent) and one of the blob.
 //!
