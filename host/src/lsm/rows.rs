@@ -76,7 +76,10 @@ impl Rows {
         if let Some(value) = &value {
             let _fill = self.fills.read().unwrap_or_else(std::sync::PoisonError::into_inner);
             if self.generation.load(Ordering::SeqCst) == generation {
-                self.cache.insert(key.into(), value.clone());
+                // A copy of the exact size: a value read from a table can be a view of
+                // the whole data block it sits in, which the cache would otherwise keep
+                // alive while weighing only the value.
+                self.cache.insert(key.into(), Slice::from(&**value));
             }
         }
         Ok(value)
