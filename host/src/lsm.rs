@@ -21,7 +21,7 @@
 //! earlier build keeps the defaults, and reads the same.
 //!
 //! When serving, values read by key are also kept whole in a row cache
-//! (`lsm/rows.rs`), which a write updates before it returns.
+//! (`lsm/rows.rs`), from which a write removes its keys before it returns.
 //!
 //! One background thread writes the in-memory tables out and merges tables. With two,
 //! fjall's pool (3.1) has its first thread hand each merge request back to the queue
@@ -254,7 +254,8 @@ impl LsmStore {
         }
         let mut writer = self.writer.lock().map_err(poisoned)?;
         let mut batch = self.db.batch().durability(Some(self.durability));
-        if ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. })) {
+        let ranges = ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. }));
+        if ranges {
             for (key, effect) in self.effects_with_ranges(ops)? {
                 match effect {
                     Some(value) => batch.insert(&self.kv, &*key, value),
@@ -289,7 +290,6 @@ impl LsmStore {
         }
         let committed = batch.commit().map_err(backend);
         if let Some(rows) = &self.rows {
-            let ranges = ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. }));
             rows.forget(ops.iter().map(|op| *op.key()), ranges);
         }
         committed?;
