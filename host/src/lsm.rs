@@ -234,9 +234,19 @@ impl LsmStore {
     /// what it deleted, which every scan would otherwise step through until background
     /// merges caught up, and up to a full in-memory table held only in the journal, which
     /// the next process to open the store would replay before its first answer.
+    ///
+    /// The merge waits for every sealed in-memory table to be written out first: fjall's
+    /// own wait covers only a table it sealed itself, and when the load's last write
+    /// sealed one ([`Self::write_ops`]) it would merge without the tables still queued,
+    /// which then land above the merged run, every key they rewrite or delete stepped
+    /// through by reads and scans (after 1,000,000 updates, `closed-rounds` answered
+    /// 48,000 requests/s instead of 80,000).
     pub fn sync(&self) -> Result<(), StoreError> {
         self.db.persist(PersistMode::SyncAll).map_err(backend)?;
         self.kv.rotate_memtable_and_wait().map_err(backend)?;
+        while self.kv.sealed_memtable_count() > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         self.kv.major_compact().map_err(backend)?;
         self.db.persist(PersistMode::SyncAll).map_err(backend)
     }
@@ -478,6 +488,30 @@ mod tests {
         // Sealed by the write itself, not later by fjall's background thread.
         assert!(store.kv.sealed_memtable_count() + store.kv.table_count() >= 1, "not sealed when full");
         assert_eq!(store.get(b"key 0").expect("a read"), Some(value));
+    }
+
+    #[test]
+    fn the_end_of_a_bulk_load_keeps_no_replaced_version_and_no_deleted_key() {
+        use fjall::AbstractTree as _;
+        let dir = tempfile::tempdir().expect("a directory");
+        let store = LsmStore::open_bulk(dir.path()).expect("a store");
+        for key in [&b"a"[..], b"b", b"c"] {
+            put(&store, key, b"first");
+        }
+        put(&store, b"a", b"second");
+        store.write_ops(&[OpRef::Delete { key: b"b" }]).expect("a delete");
+        let filler = vec![7u8; 1 << 20];
+        for i in 0..BULK_MEMTABLE_BYTES >> 20 {
+            put(&store, format!("filler {i}").as_bytes(), &filler);
+        }
+        // The last write sealed the table, so fjall's own seal at the end has nothing
+        // to seal and waits for nothing.
+        assert_eq!(store.kv.tree.active_memtable().len(), 0, "sealed by the last write");
+        store.sync().expect("a sync");
+        let live = 2 + usize::try_from(BULK_MEMTABLE_BYTES >> 20).expect("a count");
+        assert_eq!((store.kv.tree.approximate_len(), store.kv.tree.tombstone_count()), (live, 0));
+        assert_eq!(store.get(b"a").expect("a read"), Some(b"second".to_vec()));
+        assert_eq!(store.get(b"b").expect("a read"), None);
     }
 
     #[test]
