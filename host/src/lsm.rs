@@ -100,10 +100,10 @@ const SERVE_MEMTABLE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Tables in level 0 at which they are merged into level 1. The tables an in-memory
 /// table is written out as are small (about 3.2 MB for a bulk load's 64 MiB written:
-/// the values go to blob files), and random keys make each overlap all of level 1, so every merge
-/// into level 1 rewrites all of it: merging sixteen at a time instead of fjall's four
-/// rewrites it a quarter as often. fjall slows writes from 20 tables in level 0 and
-/// stops them at 30, so this stays below 20.
+/// the values go to blob files), and random keys make each overlap all of level 1, so
+/// every merge into level 1 rewrites all of it: merging sixteen at a time instead of
+/// fjall's four rewrites it a quarter as often. fjall slows writes from 20 tables in
+/// level 0 and stops them at 30, so this stays below 20.
 const LEVEL0_TABLES: u8 = 16;
 
 /// Target size of a table in the levels below 0. fjall sizes level 1 as
@@ -200,7 +200,9 @@ impl LsmStore {
                     .index_block_partitioning_policy(PartitioningPolicy::all(false))
                     .filter_block_partitioning_policy(PartitioningPolicy::all(false))
                     // The adapter seals the table itself; fjall's own seal, by its
-                    // thread between merges, is a backstop above either size.
+                    // thread between merges, is a backstop at the larger size. (A store
+                    // created by an earlier build keeps 32 MiB here, so its bulk loads
+                    // are sealed at about that when the thread is free.)
                     .max_memtable_size(BULK_MEMTABLE_BYTES)
                     .compaction_strategy(Arc::new(
                         Leveled::default().with_l0_threshold(LEVEL0_TABLES).with_table_target_size(TABLE_BYTES),
