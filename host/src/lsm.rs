@@ -28,9 +28,9 @@
 //! and take it again, spinning on a core for as long as the other thread merges: a
 //! fifth of a bulk load's processor time. A single thread also takes requests to seal
 //! the in-memory table only between merges, so this adapter seals it itself once
-//! [`BULK_MEMTABLE_BYTES`] (a bulk load) or [`SERVE_MEMTABLE_BYTES`] (serving) have
-//! been written to it; fjall then holds writes back while four sealed tables wait to
-//! be written out, which bounds the memory a load holds.
+//! 64 MiB (a bulk load) or 32 MiB (serving) have been written to it; fjall then holds
+//! writes back while four sealed tables wait to be written out, which bounds the
+//! memory a load holds.
 //!
 //! One keyspace, `kv`, holds the core's keys as they are (fjall compares keys bytewise,
 //! exactly the port's order); `layout` records the stored layout's version. Every
