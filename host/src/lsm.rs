@@ -5,20 +5,23 @@
 //! space. An LSM tree takes them in order of arrival: a write batch is appended to a
 //! journal and applied to an in-memory table, which is written out sorted when full and
 //! merged into the levels below in the background, so no write waits for a random
-//! read of the index, however large the store. Values over [`SEPARATION_BYTES`] (update
-//! bodies, contract records) are kept apart from the keys, LZ4-compressed, in blob
-//! files that merges rewrite only once over a quarter of a file's bytes are values no
-//! longer held (fjall's defaults); the key index stays small enough for its upper
-//! levels to be held in memory, and a read by key is one read of the index (Bloom
-//! filters answer for keys that are absent) and one of the blob.
+//! read of the index, however large the store. Values of 512 bytes or more (update
+//! bodies, contract records) are LZ4-compressed by the writer before its batch is
+//! committed (`lsm/values.rs`), so the journal, the in-memory table and the blob files
+//! all hold a third of the raw bytes, and the compression runs on the threads that
+//! prepare batches rather than on fjall's one background thread. Stored values over
+//! [`SEPARATION_BYTES`] are kept apart from the keys in blob files that merges rewrite
+//! only once over a quarter of a file's bytes are values no longer held (fjall's
+//! defaults); the key index stays small enough for its upper levels to be held in
+//! memory, and a read by key is one read of the index (Bloom filters answer for keys
+//! that are absent) and one of the blob.
 //!
 //! Every table keeps its whole key index and Bloom filter in memory, in one block
 //! each: a read by key looks nothing up in the block cache but the data block and the
 //! blob it points to (with 1,000,000 updates held, about 16 MB for the indexes and
 //! filters, and reads by id 7% faster than with fjall's default of partitioned
 //! indexes and filters, read through the cache, in the lower levels). These options
-//! are fjall's per keyspace, fixed when the keyspace is created: a store created by an
-//! earlier build keeps the defaults, and reads the same.
+//! are fjall's per keyspace, fixed when the keyspace is created.
 //!
 //! When serving, values read by key are also kept whole in a row cache
 //! (`lsm/rows.rs`), from which a write removes its keys before it returns.
@@ -57,14 +60,20 @@ use ledger_node_core::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteErro
 use crate::backend::OpRef;
 
 mod rows;
+mod values;
 use rows::Rows;
+use values::Encoded;
 
-/// Values longer than this are kept apart from the key index, in blob files.
+/// Stored values (compressed, if they were long: `lsm/values.rs`) longer than this are
+/// kept apart from the key index, in blob files. An update body is stored in about
+/// 2 KB: kept in the key index, every merge would rewrite it (a load of 1,000,000 updates
+/// with them there ran four times as long).
 pub const SEPARATION_BYTES: u32 = 512;
 
 /// The stored layout's version; a store of another layout is refused rather than
-/// misread. It counts the core's keyspace too.
-const LAYOUT_VERSION: u32 = 1;
+/// misread. It counts the core's keyspace too. Version 2 stores every non-empty value
+/// with a tag byte, long ones compressed (`lsm/values.rs`).
+const LAYOUT_VERSION: u32 = 2;
 
 /// Where the layout's version is kept, in the `layout` keyspace.
 const LAYOUT_KEY: &[u8] = b"version";
@@ -175,8 +184,8 @@ impl LsmStore {
         rows: Option<Rows>,
     ) -> Result<Self, StoreError> {
         refuse_a_file(path)?;
-        // The journal is written once and read only to recover: compressing it would cost
-        // every commit time, and blob files are compressed anyway.
+        // Large values come compressed (`lsm/values.rs`), and the rest gain little: the
+        // journal and blob files store what they are given.
         let db = Database::builder(path)
             .cache_size(cache_bytes)
             .journal_compression(fjall::CompressionType::None)
@@ -200,14 +209,16 @@ impl LsmStore {
                     .index_block_partitioning_policy(PartitioningPolicy::all(false))
                     .filter_block_partitioning_policy(PartitioningPolicy::all(false))
                     // The adapter seals the table itself; fjall's own seal, by its
-                    // thread between merges, is a backstop at the larger size. (A store
-                    // created by an earlier build keeps 32 MiB here, so its bulk loads
-                    // are sealed at about that when the thread is free.)
+                    // thread between merges, is a backstop at the larger size.
                     .max_memtable_size(BULK_MEMTABLE_BYTES)
                     .compaction_strategy(Arc::new(
                         Leveled::default().with_l0_threshold(LEVEL0_TABLES).with_table_target_size(TABLE_BYTES),
                     ))
-                    .with_kv_separation(Some(KvSeparationOptions::default().separation_threshold(SEPARATION_BYTES)))
+                    .with_kv_separation(Some(
+                        KvSeparationOptions::default()
+                            .separation_threshold(SEPARATION_BYTES)
+                            .compression(fjall::CompressionType::None),
+                    ))
             })
             .map_err(backend)?;
         match layout.get(LAYOUT_KEY).map_err(backend)? {
@@ -255,7 +266,12 @@ impl LsmStore {
 
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let read = || self.kv.get(key).map_err(backend);
+        let read = || -> Result<Option<fjall::Slice>, StoreError> {
+            match self.kv.get(key).map_err(backend)? {
+                Some(stored) => Ok(Some(values::decode(&stored)?.as_ref().into())),
+                None => Ok(None),
+            }
+        };
         let value = match &self.rows {
             Some(rows) => rows.read_through(key, read)?,
             None => read()?,
@@ -266,7 +282,12 @@ impl LsmStore {
     /// The values of `keys`, in order, read from one snapshot.
     pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         let snapshot = self.db.snapshot();
-        keys.iter().map(|key| Ok(snapshot.get(&self.kv, key).map_err(backend)?.map(|v| v.to_vec()))).collect()
+        keys.iter()
+            .map(|key| match snapshot.get(&self.kv, key).map_err(backend)? {
+                Some(stored) => Ok(Some(values::decode(&stored)?.into_owned())),
+                None => Ok(None),
+            })
+            .collect()
     }
 
     /// The entries of `scan`.
@@ -279,7 +300,7 @@ impl LsmStore {
         let limit = usize::try_from(scan.limit).unwrap_or(usize::MAX);
         let entry = |guard: fjall::Guard| {
             let (key, value) = guard.into_inner().map_err(backend)?;
-            Ok((key.to_vec(), value.to_vec()))
+            Ok((key.to_vec(), values::decode(&value)?.into_owned()))
         };
         if scan.reverse { range.rev().take(limit).map(entry).collect() } else { range.take(limit).map(entry).collect() }
     }
@@ -300,6 +321,8 @@ impl LsmStore {
         if ops.is_empty() {
             return Ok(());
         }
+        let encoded = Encoded::new(ops);
+        let ops = &encoded.ops(ops)[..];
         let mut writer = self.writer.lock().map_err(poisoned)?;
         let mut batch = self.db.batch().durability(Some(self.durability));
         let ranges = ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. }));
@@ -481,7 +504,7 @@ mod tests {
     fn the_in_memory_table_is_sealed_by_the_write_that_fills_it() {
         let dir = tempfile::tempdir().expect("a directory");
         let store = LsmStore::open_bulk(dir.path()).expect("a store");
-        let value = vec![7u8; 1 << 20];
+        let value = values::noise(1 << 20, 1);
         let batches = BULK_MEMTABLE_BYTES >> 20;
         for i in 0..batches {
             assert_eq!(store.kv.sealed_memtable_count() + store.kv.table_count(), 0, "sealed before it was full");
@@ -502,7 +525,7 @@ mod tests {
         }
         put(&store, b"a", b"second");
         store.write_ops(&[OpRef::Delete { key: b"b" }]).expect("a delete");
-        let filler = vec![7u8; 1 << 20];
+        let filler = values::noise(1 << 20, 2);
         for i in 0..BULK_MEMTABLE_BYTES >> 20 {
             put(&store, format!("filler {i}").as_bytes(), &filler);
         }

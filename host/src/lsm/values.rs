@@ -1,0 +1,184 @@
+//! How a value is kept in the tree: values of [`COMPRESS_FROM`] bytes or more
+//! LZ4-compressed by the writer, before it takes the store's write lock, and every
+//! other value as it is.
+//!
+//! A bulk load's writers are the threads that prepare its batches, one per component
+//! instance, so compressing there spreads the work over the cores. Left to fjall, the
+//! compression of blob files runs on its one background thread, which also merges, and
+//! a load waits for it. The journal and the in-memory table hold the compressed bytes
+//! too, a third of the raw ones: less to write to the journal, and a third as many
+//! in-memory tables to write out.
+//!
+//! A stored value is empty (the empty value) or one tag byte and a body:
+//!
+//! | tag | body |
+//! |---|---|
+//! | `0` | the value |
+//! | `1` | its length (4 bytes, little-endian), then its LZ4 block |
+//!
+//! A value that LZ4 does not shorten is kept as it is.
+
+use std::borrow::Cow;
+
+use ledger_node_core::store::StoreError;
+
+use crate::backend::OpRef;
+
+/// Values this long or longer are compressed: shorter ones, index entries and
+/// hashes above all, gain too little to pay for it.
+pub(super) const COMPRESS_FROM: usize = 512;
+
+/// The tag of a value kept as it is.
+const RAW: u8 = 0;
+
+/// The tag of an LZ4-compressed value.
+const LZ4: u8 = 1;
+
+/// The length prefix of a compressed value's body.
+const LENGTH_BYTES: usize = 4;
+
+/// The values of a batch's operations as they are stored, in one buffer, with the
+/// range each operation's value takes in it.
+#[derive(Default)]
+pub(super) struct Encoded {
+    bytes: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl Encoded {
+    /// Encodes the values of `ops`.
+    pub(super) fn new(ops: &[OpRef<'_>]) -> Self {
+        let mut encoded = Encoded { bytes: Vec::new(), ranges: Vec::with_capacity(ops.len()) };
+        for op in ops {
+            let start = encoded.bytes.len();
+            if let OpRef::Put { value, .. } | OpRef::PutIfAbsent { value, .. } = *op {
+                encode(value, &mut encoded.bytes);
+            }
+            encoded.ranges.push((start, encoded.bytes.len()));
+        }
+        encoded
+    }
+
+    /// `ops` with their values as stored; `ops` must be those this was made from.
+    pub(super) fn ops<'a>(&'a self, ops: &[OpRef<'a>]) -> Vec<OpRef<'a>> {
+        ops.iter()
+            .zip(&self.ranges)
+            .map(|(op, &(start, end))| match *op {
+                OpRef::Put { key, .. } => OpRef::Put { key, value: &self.bytes[start..end] },
+                OpRef::PutIfAbsent { key, .. } => OpRef::PutIfAbsent { key, value: &self.bytes[start..end] },
+                other => other,
+            })
+            .collect()
+    }
+}
+
+/// Appends `value` as stored to `out`.
+fn encode(value: &[u8], out: &mut Vec<u8>) {
+    if value.is_empty() {
+        return;
+    }
+    let start = out.len();
+    if value.len() >= COMPRESS_FROM
+        && let Ok(length) = u32::try_from(value.len())
+    {
+        let body = start + 1 + LENGTH_BYTES;
+        out.resize(body + lz4_flex::block::get_maximum_output_size(value.len()), 0);
+        out[start] = LZ4;
+        out[start + 1..body].copy_from_slice(&length.to_le_bytes());
+        if let Ok(written) = lz4_flex::block::compress_into(value, &mut out[body..])
+            && body + written < start + 1 + value.len()
+        {
+            out.truncate(body + written);
+            return;
+        }
+        out.truncate(start);
+    }
+    out.push(RAW);
+    out.extend_from_slice(value);
+}
+
+/// The value `stored` holds.
+pub(super) fn decode(stored: &[u8]) -> Result<Cow<'_, [u8]>, StoreError> {
+    let Some((&tag, body)) = stored.split_first() else {
+        return Ok(Cow::Borrowed(stored));
+    };
+    match tag {
+        RAW => Ok(Cow::Borrowed(body)),
+        LZ4 => {
+            let corrupt = || StoreError::new("store: a compressed value is corrupt");
+            let (length, block) = body.split_first_chunk::<LENGTH_BYTES>().ok_or_else(corrupt)?;
+            let length = usize::try_from(u32::from_le_bytes(*length)).map_err(|_| corrupt())?;
+            let mut value = vec![0; length];
+            match lz4_flex::block::decompress_into(block, &mut value) {
+                Ok(written) if written == length => Ok(Cow::Owned(value)),
+                _ => Err(corrupt()),
+            }
+        }
+        tag => Err(StoreError::new(format!("store: a value of an unknown encoding (tag {tag})"))),
+    }
+}
+
+/// `len` bytes that LZ4 cannot shorten, from `seed` (xorshift).
+#[cfg(test)]
+pub(super) fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[0]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(value: &[u8]) -> Vec<u8> {
+        let encoded = Encoded::new(&[OpRef::Put { key: b"k", value }]);
+        let ops = encoded.ops(&[OpRef::Put { key: b"k", value }]);
+        let OpRef::Put { value: stored, .. } = ops[0] else { panic!("a put") };
+        assert_eq!(decode(stored).expect("a value"), value);
+        stored.to_vec()
+    }
+
+    #[test]
+    fn values_read_back_as_written_compressed_when_it_pays() {
+        assert_eq!(round_trip(b""), b"");
+        assert_eq!(round_trip(b"short"), b"\0short");
+        let long = br#"{"contract_id":"00ab","payload":{"round":"1"}}"#.repeat(40);
+        let stored = round_trip(&long);
+        assert_eq!(stored[0], LZ4);
+        assert!(stored.len() < long.len() / 4, "{} bytes for {}", stored.len(), long.len());
+        // Noise LZ4 cannot shorten is kept as it is.
+        assert_eq!(round_trip(&noise(2_000, 1))[0], RAW);
+    }
+
+    #[test]
+    fn deletes_keep_their_place_among_the_values() {
+        let ops = [
+            OpRef::Put { key: b"a", value: b"1" },
+            OpRef::Delete { key: b"b" },
+            OpRef::PutIfAbsent { key: b"c", value: b"" },
+            OpRef::DeleteRange { start: b"d", end: None },
+            OpRef::Put { key: b"e", value: b"5" },
+        ];
+        let encoded = Encoded::new(&ops);
+        let stored = encoded.ops(&ops);
+        assert!(matches!(stored[0], OpRef::Put { key: b"a", value: b"\x001" }));
+        assert!(matches!(stored[1], OpRef::Delete { key: b"b" }));
+        assert!(matches!(stored[2], OpRef::PutIfAbsent { key: b"c", value: b"" }));
+        assert!(matches!(stored[3], OpRef::DeleteRange { start: b"d", end: None }));
+        assert!(matches!(stored[4], OpRef::Put { key: b"e", value: b"\x005" }));
+    }
+
+    #[test]
+    fn a_corrupt_or_unknown_value_is_an_error() {
+        assert!(decode(&[LZ4, 9, 0]).is_err());
+        assert!(decode(&[LZ4, 200, 0, 0, 0, 0x10, b'x']).is_err());
+        let error = decode(&[7, 1]).expect_err("an unknown tag").to_string();
+        assert!(error.contains("unknown encoding (tag 7)"), "{error}");
+    }
+}
