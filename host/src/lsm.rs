@@ -8,8 +8,8 @@
 //! read of the index, however large the store. Values of 512 bytes or more (update
 //! bodies, contract records) are LZ4-compressed by the writer before its batch is
 //! committed (`lsm/values.rs`), so the journal, the in-memory table and the blob files
-//! all hold a third of the raw bytes, and the compression runs on the threads that
-//! prepare batches rather than on fjall's one background thread. Stored values over
+//! all hold a third of the raw bytes, and fjall's one background thread, which also
+//! merges, compresses nothing. Stored values over
 //! [`SEPARATION_BYTES`] are kept apart from the keys in blob files that merges rewrite
 //! only once over a quarter of a file's bytes are values no longer held (fjall's
 //! defaults); the key index stays small enough for its upper levels to be held in

@@ -2,12 +2,12 @@
 //! LZ4-compressed by the writer, before it takes the store's write lock, and every
 //! other value as it is.
 //!
-//! A bulk load's writers are the threads that prepare its batches, one per component
-//! instance, so compressing there spreads the work over the cores. Left to fjall, the
-//! compression of blob files runs on its one background thread, which also merges, and
-//! a load waits for it. The journal and the in-memory table hold the compressed bytes
-//! too, a third of the raw ones: less to write to the journal, and a third as many
-//! in-memory tables to write out.
+//! Left to fjall, values are compressed when an in-memory table is written out to blob
+//! files, on its one background thread, which also merges, and writers are held back
+//! while sealed tables wait for it. Compressed by the thread that commits the batch (in
+//! a bulk load, a component instance's), they reach the journal and the in-memory table
+//! at about a third of their raw size: a third as much journal to write, a third as
+//! many in-memory tables to write out, and nothing to compress on fjall's thread.
 //!
 //! A stored value is empty (the empty value) or one tag byte and a body:
 //!
@@ -39,7 +39,6 @@ const LENGTH_BYTES: usize = 4;
 
 /// The values of a batch's operations as they are stored, in one buffer, with the
 /// range each operation's value takes in it.
-#[derive(Default)]
 pub(super) struct Encoded {
     bytes: Vec<u8>,
     ranges: Vec<(usize, usize)>,
