@@ -9,12 +9,11 @@
 //! bodies, contract records) are LZ4-compressed by the writer before its batch is
 //! committed (`lsm/values.rs`), so the journal, the in-memory table and the blob files
 //! all hold a third of the raw bytes, and fjall's one background thread, which also
-//! merges, compresses nothing. Stored values over
-//! [`SEPARATION_BYTES`] are kept apart from the keys in blob files that merges rewrite
-//! only once over a quarter of a file's bytes are values no longer held (fjall's
-//! defaults); the key index stays small enough for its upper levels to be held in
-//! memory, and a read by key is one read of the index (Bloom filters answer for keys
-//! that are absent) and one of the blob.
+//! merges, compresses nothing. Stored values over [`SEPARATION_BYTES`] are kept apart
+//! from the keys in blob files that merges rewrite only once over a quarter of a file's
+//! bytes are values no longer held (fjall's defaults); the key index stays small enough
+//! for its upper levels to be held in memory, and a read by key is one read of the
+//! index (Bloom filters answer for keys that are absent) and one of the blob.
 //!
 //! Every table keeps its whole key index and Bloom filter in memory, in one block
 //! each: a read by key looks nothing up in the block cache but the data block and the
@@ -66,8 +65,9 @@ use values::Encoded;
 
 /// Stored values (compressed, if they were long: `lsm/values.rs`) longer than this are
 /// kept apart from the key index, in blob files. An update body is stored in about
-/// 2 KB: kept in the key index, every merge would rewrite it (a load of 1,000,000 updates
-/// with them there ran four times as long).
+/// 2 KB: kept in the key index, every merge would rewrite it (a load of 1,000,000
+/// updates with the threshold at 2,048 bytes had not finished after four minutes,
+/// against about 65 s).
 pub const SEPARATION_BYTES: u32 = 512;
 
 /// The stored layout's version; a store of another layout is refused rather than
