@@ -269,17 +269,13 @@ impl LsmStore {
 
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let read = || -> Result<Option<fjall::Slice>, StoreError> {
-            match self.kv.get(key).map_err(backend)? {
-                Some(stored) => Ok(Some(values::decode(&stored)?.as_ref().into())),
-                None => Ok(None),
-            }
+        let read = || self.kv.get(key).map_err(backend);
+        let Some(rows) = &self.rows else {
+            return read()?.map(|stored| Ok(values::decode(&stored)?.into_owned())).transpose();
         };
-        let value = match &self.rows {
-            Some(rows) => rows.read_through(key, read)?,
-            None => read()?,
-        };
-        Ok(value.map(|v| v.to_vec()))
+        // The cache keeps the decoded value, in a slice of its own.
+        let decoded = || read()?.map(|stored| Ok(fjall::Slice::from(&*values::decode(&stored)?))).transpose();
+        Ok(rows.read_through(key, decoded)?.map(|v| v.to_vec()))
     }
 
     /// The values of `keys`, in order, read from one snapshot.

@@ -62,7 +62,10 @@ impl Rows {
     }
 
     /// The value of `key`: from the cache, or from `read` (the tree), which fills the
-    /// cache unless a write came in between.
+    /// cache unless a write came in between. `read` hands over a value of its own, of
+    /// its exact size (the store decodes each value it reads into a new one), which the
+    /// cache then shares: a view into a table's data block would keep the whole block
+    /// alive while weighing only the value.
     pub(super) fn read_through<E>(
         &self,
         key: &[u8],
@@ -76,10 +79,7 @@ impl Rows {
         if let Some(value) = &value {
             let _fill = self.fills.read().unwrap_or_else(std::sync::PoisonError::into_inner);
             if self.generation.load(Ordering::SeqCst) == generation {
-                // A copy of the exact size: a value read from a table can be a view of
-                // the whole data block it sits in, which the cache would otherwise keep
-                // alive while weighing only the value.
-                self.cache.insert(key.into(), Slice::from(&**value));
+                self.cache.insert(key.into(), value.clone());
             }
         }
         Ok(value)
