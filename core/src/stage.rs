@@ -49,13 +49,15 @@ impl<'s, S: Store> Stage<'s, S> {
             keys.into_iter().filter(|k| !self.read.contains_key(k) && !self.written.contains_key(k)).collect();
         wanted.sort();
         wanted.dedup();
+        let mut values = Vec::with_capacity(wanted.len());
         for chunk in wanted.chunks(512) {
             let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-            let values = self.store.get_many(&refs).await?;
-            for (key, value) in chunk.iter().zip(values) {
-                self.read.insert(key.clone(), value);
-            }
+            values.extend(self.store.get_many(&refs).await?);
         }
+        // The keys are sorted and new to the cache: the map is built from them in one
+        // pass, then merged in, rather than searched for each one.
+        let mut fetched: BTreeMap<_, _> = wanted.into_iter().zip(values).collect();
+        self.read.append(&mut fetched);
         Ok(())
     }
 

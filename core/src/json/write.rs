@@ -76,12 +76,16 @@ fn write_str_contents(out: &mut Vec<u8>, mut bytes: &[u8]) {
 
 /// The index of the first byte of `bytes` that a JSON string must escape: a control
 /// character, `"` or `\`.
+///
+/// Eight bytes are tested at a time: each test sets the high bit of every byte it
+/// matches, and may also set it in bytes after a match (a borrow carries upward), never
+/// before one, so the lowest bit set is the first match.
 pub(crate) fn first_escape(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    /// Whether any byte of `v` is zero (the classic bit trick; exact for "any").
-    fn has_zero(v: u64) -> bool {
-        v.wrapping_sub(ONES) & !v & HIGHS != 0
+    /// The zero bytes of `v` (the classic bit trick).
+    fn zeros(v: u64) -> u64 {
+        v.wrapping_sub(ONES) & !v & HIGHS
     }
     let mut chunks = bytes.chunks_exact(8);
     let mut offset = 0;
@@ -91,9 +95,11 @@ pub(crate) fn first_escape(bytes: &[u8]) -> Option<usize> {
         let v = u64::from_le_bytes(word);
         // Bytes below 0x20: subtracting 0x20 borrows into the high bit only for them
         // (bytes of 0x80 and above are excluded by `!v`).
-        let control = v.wrapping_sub(ONES * 0x20) & !v & HIGHS != 0;
-        if control || has_zero(v ^ (ONES * u64::from(b'"'))) || has_zero(v ^ (ONES * u64::from(b'\\'))) {
-            return chunk.iter().position(|b| needs_escape(*b)).map(|i| offset + i);
+        let control = v.wrapping_sub(ONES * 0x20) & !v & HIGHS;
+        let found = control | zeros(v ^ (ONES * u64::from(b'"'))) | zeros(v ^ (ONES * u64::from(b'\\')));
+        if found != 0 {
+            // The lowest byte first: the words are read little-endian.
+            return Some(offset + (found.trailing_zeros() / 8) as usize);
         }
         offset += 8;
     }
