@@ -106,6 +106,14 @@ impl<B> Op<B> {
         }
     }
 
+    /// The value the operation writes, if it writes one.
+    pub fn value(&self) -> Option<&B> {
+        match self {
+            Op::Put { value, .. } | Op::PutIfAbsent { value, .. } => Some(value),
+            Op::Delete { .. } | Op::DeleteRange { .. } => None,
+        }
+    }
+
     /// The same operation over `f` of each key and value.
     pub fn map<C>(self, mut f: impl FnMut(B) -> C) -> Op<C> {
         match self {

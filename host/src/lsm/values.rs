@@ -50,12 +50,12 @@ impl Encoded {
         // A stored value is at most its tag byte longer than the value, so the buffer
         // never has to grow (and copy itself) while the batch is encoded; the part a
         // compressible batch leaves unwritten is never touched.
-        let most = ops.iter().filter_map(value).map(|v| v.len() + 1).sum();
+        let most = ops.iter().filter_map(|op| op.value()).map(|v| v.len() + 1).sum();
         let mut encoded = Encoded { bytes: Vec::with_capacity(most), ranges: Vec::with_capacity(ops.len()) };
         let mut compressor = Compressor::default();
         for op in ops {
             let start = encoded.bytes.len();
-            if let Some(value) = value(op) {
+            if let Some(value) = op.value() {
                 compressor.encode(value, &mut encoded.bytes);
             }
             encoded.ranges.push((start, encoded.bytes.len()));
@@ -73,14 +73,6 @@ impl Encoded {
                 other => other,
             })
             .collect()
-    }
-}
-
-/// The value `op` writes, if it writes one.
-fn value<'a>(op: &OpRef<'a>) -> Option<&'a [u8]> {
-    match *op {
-        OpRef::Put { value, .. } | OpRef::PutIfAbsent { value, .. } => Some(value),
-        OpRef::Delete { .. } | OpRef::DeleteRange { .. } => None,
     }
 }
 
