@@ -6,10 +6,21 @@
 //! fetched ahead in one round trip ([`Stage::prefetch`]), so that deciding needs no
 //! further store call.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeMap;
+use alloc::collections::btree_map::Entry;
 use alloc::vec::Vec;
 
 use crate::store::{Store, StoreError, WriteBatch};
+
+/// A staged write.
+#[derive(Debug)]
+struct Staged {
+    /// The value written (`None`: deleted).
+    value: Option<Vec<u8>>,
+    /// Whether the store does not hold the key ([`Stage::put_new`]): removing it then
+    /// removes the write.
+    fresh: bool,
+}
 
 /// A write batch under construction over a store, with a read cache.
 #[derive(Debug)]
@@ -17,10 +28,8 @@ pub struct Stage<'s, S> {
     store: &'s S,
     /// Values read from the store (`None`: absent there).
     read: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    /// Values written by the batch (`None`: deleted).
-    written: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    /// Keys written by the batch that the store does not hold ([`Stage::put_new`]).
-    fresh: BTreeSet<Vec<u8>>,
+    /// Writes of the batch, by key.
+    written: BTreeMap<Vec<u8>, Staged>,
     /// Operations that go first in the batch (preconditions).
     first: WriteBatch,
 }
@@ -28,13 +37,7 @@ pub struct Stage<'s, S> {
 impl<'s, S: Store> Stage<'s, S> {
     /// An empty stage over `store`.
     pub fn new(store: &'s S) -> Self {
-        Stage {
-            store,
-            read: BTreeMap::new(),
-            written: BTreeMap::new(),
-            fresh: BTreeSet::new(),
-            first: WriteBatch::new(),
-        }
+        Stage { store, read: BTreeMap::new(), written: BTreeMap::new(), first: WriteBatch::new() }
     }
 
     /// The store underneath.
@@ -63,8 +66,8 @@ impl<'s, S: Store> Stage<'s, S> {
 
     /// The value of `key` as the batch sees it.
     pub async fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        if let Some(value) = self.written.get(key) {
-            return Ok(value.clone());
+        if let Some(staged) = self.written.get(key) {
+            return Ok(staged.value.clone());
         }
         if let Some(value) = self.read.get(key) {
             return Ok(value.clone());
@@ -76,27 +79,38 @@ impl<'s, S: Store> Stage<'s, S> {
 
     /// The value of `key` as the batch sees it, if that is known without a store read.
     pub fn cached(&self, key: &[u8]) -> Option<Option<&[u8]>> {
-        self.written.get(key).or_else(|| self.read.get(key)).map(Option::as_deref)
+        match self.written.get(key) {
+            Some(staged) => Some(staged.value.as_deref()),
+            None => self.read.get(key).map(Option::as_deref),
+        }
     }
 
     /// Sets `key`.
     pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.written.insert(key, Some(value));
+        match self.written.entry(key) {
+            Entry::Occupied(mut staged) => staged.get_mut().value = Some(value),
+            Entry::Vacant(slot) => {
+                slot.insert(Staged { value: Some(value), fresh: false });
+            }
+        }
     }
 
     /// Sets `key`, which the caller knows the store does not hold: if the batch then
     /// removes it, the batch does not write it at all.
     pub fn put_new(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        self.fresh.insert(key.clone());
-        self.written.insert(key, Some(value));
+        self.written.insert(key, Staged { value: Some(value), fresh: true });
     }
 
     /// Removes `key`.
     pub fn delete(&mut self, key: Vec<u8>) {
-        if self.fresh.remove(&key) {
-            self.written.remove(&key);
-        } else {
-            self.written.insert(key, None);
+        match self.written.entry(key) {
+            Entry::Occupied(staged) if staged.get().fresh => {
+                staged.remove();
+            }
+            Entry::Occupied(mut staged) => staged.get_mut().value = None,
+            Entry::Vacant(slot) => {
+                slot.insert(Staged { value: None, fresh: false });
+            }
         }
     }
 
@@ -113,8 +127,8 @@ impl<'s, S: Store> Stage<'s, S> {
     /// The batch: the first operations, then every staged write in key order.
     pub fn into_batch(self) -> WriteBatch {
         let mut batch = self.first;
-        for (key, value) in self.written {
-            match value {
+        for (key, staged) in self.written {
+            match staged.value {
                 Some(value) => batch.put(key, value),
                 None => batch.delete(key),
             };
@@ -139,8 +153,18 @@ mod tests {
         assert_eq!(block_on(stage.get(b"new")).unwrap(), None);
         stage.put(b"old".to_vec(), b"2".to_vec());
         stage.delete(b"old".to_vec());
+        // A new key stays new when written again, and is written once it was removed.
+        stage.put_new(b"p".to_vec(), b"3".to_vec());
+        stage.put(b"p".to_vec(), b"4".to_vec());
+        stage.delete(b"p".to_vec());
+        stage.put_new(b"q".to_vec(), b"5".to_vec());
+        stage.delete(b"q".to_vec());
+        stage.put(b"q".to_vec(), b"6".to_vec());
         let batch = stage.into_batch();
-        assert_eq!(batch.ops, [Op::Delete { key: b"old".to_vec() }]);
+        assert_eq!(
+            batch.ops,
+            [Op::Delete { key: b"old".to_vec() }, Op::Put { key: b"q".to_vec(), value: b"6".to_vec() }]
+        );
     }
 
     #[test]

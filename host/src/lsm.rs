@@ -46,7 +46,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -322,9 +321,14 @@ impl LsmStore {
         }
         let encoded = Encoded::new(ops);
         let ops = &encoded.ops(ops)[..];
+        let ranges = ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. }));
+        // The operations in key order, those on one key in batch order. The sort is
+        // stable and finds runs already in order: a batch of the core is its few
+        // preconditions, then its writes sorted by key, so this is one merge.
+        let mut order: Vec<usize> = if ranges { Vec::new() } else { (0..ops.len()).collect() };
+        order.sort_by(|&a, &b| ops[a].key().cmp(ops[b].key()));
         let mut writer = self.writer.lock().map_err(poisoned)?;
         let mut batch = self.db.batch().durability(Some(self.durability));
-        let ranges = ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. }));
         if ranges {
             for (key, effect) in self.effects_with_ranges(ops)? {
                 match effect {
@@ -333,29 +337,29 @@ impl LsmStore {
                 }
             }
         } else {
-            // The index of the last operation on each key so far.
-            let mut last: HashMap<&[u8], usize> = HashMap::with_capacity(ops.len());
-            for (at, op) in ops.iter().enumerate() {
-                if let OpRef::PutIfAbsent { key, .. } = *op {
-                    let present = match last.get(key) {
-                        Some(&earlier) => !matches!(ops[earlier], OpRef::Delete { .. }),
+            // The first put-if-absent, in batch order, that finds its key present.
+            let mut failed: Option<usize> = None;
+            for group in order.chunk_by(|&a, &b| ops[a].key() == ops[b].key()) {
+                for (i, &at) in group.iter().enumerate() {
+                    let OpRef::PutIfAbsent { key, .. } = ops[at] else { continue };
+                    let present = match i.checked_sub(1) {
+                        Some(before) => !matches!(ops[group[before]], OpRef::Delete { .. }),
                         None => self.kv.contains_key(key).map_err(backend)?,
                     };
                     if present {
-                        return Err(WriteError::PreconditionFailed { key: key.to_vec() });
+                        failed = Some(failed.map_or(at, |first| first.min(at)));
+                        break;
                     }
                 }
-                last.insert(op.key(), at);
-            }
-            for (at, op) in ops.iter().enumerate() {
-                if last.get(op.key()) != Some(&at) {
-                    continue;
-                }
-                match *op {
+                let Some(&last) = group.last() else { continue };
+                match ops[last] {
                     OpRef::Put { key, value } | OpRef::PutIfAbsent { key, value } => batch.insert(&self.kv, key, value),
                     OpRef::Delete { key } => batch.remove(&self.kv, key),
                     OpRef::DeleteRange { .. } => {}
                 }
+            }
+            if let Some(at) = failed {
+                return Err(WriteError::PreconditionFailed { key: ops[at].key().to_vec() });
             }
         }
         let committed = batch.commit().map_err(backend);

@@ -217,7 +217,15 @@ async fn a_failed_precondition_writes_nothing_and_names_the_key<S: Store>(store:
             return Err(format!("expected a failed precondition on `taken`, got {other:?}"));
         }
     }
-    expect_eq("state after the failed batch", all(store).await?, before)
+    expect_eq("state after the failed batch", all(store).await?, before)?;
+    // Of two failing preconditions, the first in the batch is named, wherever its key sorts.
+    put_all(store, &[b"also taken".to_vec()]).await?;
+    let mut batch = WriteBatch::new();
+    batch.put_if_absent(b"taken".to_vec(), b"x".to_vec()).put_if_absent(b"also taken".to_vec(), b"x".to_vec());
+    match store.write(&batch).await {
+        Err(WriteError::PreconditionFailed { key }) => expect_eq("first failed key", key, b"taken".to_vec()),
+        other => Err(format!("expected a failed precondition on `taken`, got {other:?}")),
+    }
 }
 
 async fn a_precondition_sees_earlier_puts_of_its_batch<S: Store>(store: &S) -> Outcome {
