@@ -153,7 +153,8 @@ mod tests {
         assert_eq!(block_on(stage.get(b"new")).unwrap(), None);
         stage.put(b"old".to_vec(), b"2".to_vec());
         stage.delete(b"old".to_vec());
-        // A new key stays new when written again, and is written once it was removed.
+        // A new key written again is still new, so removing it writes nothing; a new key
+        // removed and then written again is written.
         stage.put_new(b"p".to_vec(), b"3".to_vec());
         stage.put(b"p".to_vec(), b"4".to_vec());
         stage.delete(b"p".to_vec());
