@@ -55,6 +55,9 @@ pub struct Fields<'a> {
     ended: bool,
     /// A key just read whose value the cursor is at, not yet taken nor skipped.
     pending: Option<&'a str>,
+    /// Once the fields are known, the index of the one after the last met: where the
+    /// next key is looked for first.
+    next: usize,
 }
 
 /// Where [`Cursor::locate`] found a field's value.
@@ -114,6 +117,7 @@ impl<'a> Cursor<'a> {
             started: false,
             ended: false,
             pending: None,
+            next: 0,
         })
     }
 
@@ -153,7 +157,14 @@ impl<'a> Cursor<'a> {
         self.eat(b':')?;
         match fields.known {
             Some(known) => {
-                let bit = 1 << known.iter().position(|k| *k == key)?;
+                // Keys mostly come in the order the fields are listed: try the field
+                // after the last one met before searching the list.
+                let index = match known.get(fields.next) {
+                    Some(k) if *k == key => fields.next,
+                    _ => known.iter().position(|k| *k == key)?,
+                };
+                fields.next = index + 1;
+                let bit = 1 << index;
                 if fields.met & bit != 0 {
                     return None;
                 }
