@@ -486,6 +486,39 @@ mod tests {
     }
 
     #[test]
+    fn known_fields_are_read_in_any_order_and_checked_once() {
+        const KNOWN: &[&str] = &["a", "b", "c"];
+        // Reads fields `a`, `b` and `c` by name, in that order, after restricting the
+        // object's keys to them.
+        fn read(text: &str) -> Option<[Option<i64>; 3]> {
+            let mut c = Cursor::new(text);
+            let mut fields = c.open()?;
+            c.only(&mut fields, KNOWN)?;
+            let mut values = [None; 3];
+            for (slot, name) in values.iter_mut().zip(KNOWN) {
+                match c.locate(&mut fields, name)? {
+                    Located::Here => *slot = Some(c.integer()?),
+                    Located::Skipped { value, resume } => {
+                        c.seek(value);
+                        *slot = Some(c.integer()?);
+                        c.seek(resume);
+                    }
+                    Located::Absent => {}
+                }
+            }
+            c.close(fields)?;
+            c.at_end().then_some(values)
+        }
+        assert_eq!(read(r#"{"a":1,"b":2,"c":3}"#), Some([Some(1), Some(2), Some(3)]));
+        assert_eq!(read(r#"{"c":3,"a":1,"b":2}"#), Some([Some(1), Some(2), Some(3)]));
+        assert_eq!(read(r#"{"b":2,"c":3}"#), Some([None, Some(2), Some(3)]));
+        // A key repeated where the next field is looked for first, and out of order.
+        assert_eq!(read(r#"{"a":1,"a":1,"b":2}"#), None);
+        assert_eq!(read(r#"{"a":1,"b":2,"c":3,"b":2}"#), None);
+        assert_eq!(read(r#"{"a":1,"b":2,"d":4}"#), None);
+    }
+
+    #[test]
     fn once_refuses_a_second_value() {
         let mut slot = None;
         assert_eq!(once(&mut slot, 1), Some(()));
