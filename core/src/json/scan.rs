@@ -512,9 +512,11 @@ mod tests {
         assert_eq!(read(r#"{"a":1,"b":2,"c":3}"#), Some([Some(1), Some(2), Some(3)]));
         assert_eq!(read(r#"{"c":3,"a":1,"b":2}"#), Some([Some(1), Some(2), Some(3)]));
         assert_eq!(read(r#"{"b":2,"c":3}"#), Some([None, Some(2), Some(3)]));
-        // A key repeated where the next field is looked for first, and out of order.
+        // Repeated keys: one found by a search of the list, and one (the second `b`)
+        // found at once as the field after the last one met, `a`.
         assert_eq!(read(r#"{"a":1,"a":1,"b":2}"#), None);
         assert_eq!(read(r#"{"a":1,"b":2,"c":3,"b":2}"#), None);
+        assert_eq!(read(r#"{"b":2,"a":1,"b":2}"#), None);
         assert_eq!(read(r#"{"a":1,"b":2,"d":4}"#), None);
     }
 
