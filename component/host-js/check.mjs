@@ -27,7 +27,8 @@ const nativeBase = await new Promise((resolve, reject) => {
   let seen = '';
   native.stderr.on('data', (chunk) => {
     seen += chunk;
-    const found = seen.match(/serving on (http:\/\/\S+)/);
+    // The whole line: stderr can arrive split anywhere, even inside the address.
+    const found = seen.match(/serving on (http:\/\/\S+)\r?\n/);
     if (found) resolve(found[1]);
   });
   native.on('exit', (code) => reject(new Error(`ledger-node serve exited with ${code}: ${seen}`)));

@@ -45,7 +45,8 @@ function startNode(): Promise<string> {
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (chunk: string) => {
       log += chunk;
-      const match = /serving on (http:\/\/\S+)/.exec(log);
+      // The whole line: stderr can arrive split anywhere, even inside the address.
+      const match = /serving on (http:\/\/\S+)\r?\n/.exec(log);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]);
