@@ -161,7 +161,10 @@ impl Config {
                 _ => {
                     return Err(ConfigError {
                         name: JWT_MAX_TTL_HOURS,
-                        problem: alloc::format!("must be a whole number of hours, at least 1, not {hours:?}"),
+                        problem: alloc::format!(
+                            "must be a whole number of hours from 1 to {}, not {hours:?}",
+                            u32::MAX
+                        ),
                     });
                 }
             };

@@ -330,20 +330,36 @@ fn page_size(object: &Object<'_>, field: &str) -> Result<u32, Error> {
 }
 
 /// `daml_value_encoding`, or its alias `ledger_value_encoding`; `compact_json` when
-/// neither is given.
+/// neither is given. Each one given must name an encoding, and both the same one.
 fn encoding(object: &Object<'_>) -> Result<Encoding, Error> {
+    let mut chosen = None;
     for name in ["daml_value_encoding", "ledger_value_encoding"] {
-        match object.get(name) {
-            None | Some(Json::Null) => continue,
-            Some(json) => {
-                let text = json.as_str().unwrap_or("");
-                return Encoding::parse(text).ok_or_else(|| {
-                    Error::BadRequest(format!("{name} must be compact_json or protobuf_json, not {}", json_text(json)))
-                });
-            }
-        }
+        let Some(json) = object.get(name).filter(|json| !matches!(json, Json::Null)) else {
+            continue;
+        };
+        let encoding = Encoding::parse(json.as_str().unwrap_or("")).ok_or_else(|| {
+            Error::BadRequest(format!("{name} must be compact_json or protobuf_json, not {}", json_text(json)))
+        })?;
+        chosen = Some(agreeing(chosen, name, encoding)?);
     }
-    Ok(Encoding::CompactJson)
+    Ok(chosen.map_or(Encoding::CompactJson, |(_, encoding)| encoding))
+}
+
+/// `encoding`, given as `name`, unless the other name given before it (`before`) named
+/// another one.
+pub(crate) fn agreeing(
+    before: Option<(&'static str, Encoding)>,
+    name: &'static str,
+    encoding: Encoding,
+) -> Result<(&'static str, Encoding), Error> {
+    match before {
+        Some((other_name, other)) if other != encoding => Err(Error::BadRequest(format!(
+            "{other_name} and {name} disagree: {} and {}",
+            other.as_str(),
+            encoding.as_str()
+        ))),
+        _ => Ok((name, encoding)),
+    }
 }
 
 fn json_text(json: &Json<'_>) -> String {
@@ -516,6 +532,14 @@ mod tests {
             (
                 json!({"page_size": 1, "daml_value_encoding": "yaml"}),
                 "daml_value_encoding must be compact_json or protobuf_json",
+            ),
+            (
+                json!({"page_size": 1, "daml_value_encoding": "protobuf_json", "ledger_value_encoding": "yaml"}),
+                "ledger_value_encoding must be compact_json or protobuf_json",
+            ),
+            (
+                json!({"page_size": 1, "daml_value_encoding": "protobuf_json", "ledger_value_encoding": "compact_json"}),
+                "daml_value_encoding and ledger_value_encoding disagree",
             ),
         ];
         for (body, message) in cases {

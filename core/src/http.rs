@@ -177,14 +177,24 @@ pub fn percent_decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The decoded value of query parameter `name`: `None` when absent, `Some(Err(()))`
-/// when present but not decodable.
-pub fn query_param(query: &str, name: &str) -> Option<Result<String, ()>> {
-    query.split('&').filter(|pair| !pair.is_empty()).find_map(|pair| {
+/// The decoded value of query parameter `name` (`None` when absent); a 400 naming it
+/// when it is not decodable or given twice (a second value would otherwise go unchecked).
+pub fn query_param(query: &str, name: &str) -> Result<Option<String>, crate::error::Error> {
+    let bad = |problem: &str| crate::error::Error::BadRequest(alloc::format!("query parameter {name} {problem}"));
+    let mut found = None;
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = percent_decode(&key.replace('+', " "))?;
-        (key == name).then(|| percent_decode(&value.replace('+', " ")).ok_or(()))
-    })
+        if percent_decode(&key.replace('+', " ")).is_none_or(|key| key != name) {
+            continue;
+        }
+        if found.is_some() {
+            return Err(bad("appears twice"));
+        }
+        let value =
+            percent_decode(&value.replace('+', " ")).ok_or_else(|| bad("is not valid percent-encoded UTF-8"))?;
+        found = Some(value);
+    }
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -203,11 +213,17 @@ mod tests {
     #[test]
     fn query_parameters_are_found_and_decoded() {
         let q = "after=2024-01-01T00%3A00%3A00Z&migration_id=3&flag";
-        assert_eq!(query_param(q, "after"), Some(Ok("2024-01-01T00:00:00Z".into())));
-        assert_eq!(query_param(q, "migration_id"), Some(Ok("3".into())));
-        assert_eq!(query_param(q, "flag"), Some(Ok("".into())));
-        assert_eq!(query_param(q, "missing"), None);
-        assert_eq!(query_param("a=%zz", "a"), Some(Err(())));
+        assert_eq!(query_param(q, "after"), Ok(Some("2024-01-01T00:00:00Z".into())));
+        assert_eq!(query_param(q, "migration_id"), Ok(Some("3".into())));
+        assert_eq!(query_param(q, "flag"), Ok(Some("".into())));
+        assert_eq!(query_param(q, "missing"), Ok(None));
+        let message = |result: Result<Option<String>, crate::error::Error>| match result {
+            Err(crate::error::Error::BadRequest(message)) => message,
+            other => panic!("not a 400: {other:?}"),
+        };
+        assert_eq!(message(query_param("a=%zz", "a")), "query parameter a is not valid percent-encoded UTF-8");
+        assert_eq!(message(query_param("a=1&b=2&a=1", "a")), "query parameter a appears twice");
+        assert_eq!(message(query_param("a=1&%61=bogus", "a")), "query parameter a appears twice");
     }
 
     #[test]

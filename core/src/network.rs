@@ -77,11 +77,14 @@ impl Topology {
         let object = StrictObject::new(json, &["synchronizer_id", "party_id", "participant_ids"], &path)?;
         let participant_ids = object.bounded_strings("participant_ids", &mut path)?;
         for (index, id) in participant_ids.iter().enumerate() {
-            if id.is_empty() {
-                return path.with(Segment::Field("participant_ids"), |p| {
-                    Err(p.error_at(Segment::Index(index), "empty participant id"))
-                });
-            }
+            let problem = if id.is_empty() {
+                "empty participant id"
+            } else if participant_ids.iter().take(index).any(|other| other == id) {
+                "a participant listed twice"
+            } else {
+                continue;
+            };
+            return path.with(Segment::Field("participant_ids"), |p| Err(p.error_at(Segment::Index(index), problem)));
         }
         Ok(Topology {
             synchronizer_id: object.bounded_id("synchronizer_id", &mut path)?.into(),
@@ -260,6 +263,7 @@ mod tests {
         assert_eq!(topology(&long, "a::1", "p::2"), Err(alloc::format!("synchronizer_id: {too_long}")));
         assert_eq!(topology("d::1", &long, "p::2"), Err(alloc::format!("party_id: {too_long}")));
         assert_eq!(topology("d::1", "a::1", &long), Err(alloc::format!("participant_ids[1]: {too_long}")));
+        assert_eq!(topology("d::1", "a::1", "p::1"), Err("participant_ids[1]: a participant listed twice".to_string()));
         let user = |user: &str, party: &str| {
             WalletUser::parse(&json(serde_json::json!({"user_id": user, "party_id": party}))).map_err(|e| e.to_string())
         };

@@ -93,8 +93,8 @@ enum Command {
 /// What one client may hold, and for how long (`serve`).
 #[derive(Debug, clap::Args)]
 struct LimitArgs {
-    /// Seconds from a request's first byte to the end of its head; then the
-    /// connection is closed.
+    /// Seconds from a request's first byte (a new connection's accept) to the end
+    /// of its head; then the connection is closed.
     #[arg(long, default_value_t = 10)]
     header_timeout_seconds: u64,
     /// Seconds from the end of a request's head to the end of its body; then 408.

@@ -7,7 +7,8 @@
 //!   of failing. Accept errors (out of file descriptors, say) back off and are logged
 //!   once per burst (`server/accept.rs`).
 //! - **Slow and idle clients** (`server/connection.rs`): a request's head must arrive within
-//!   [`Limits::header_timeout`] of its first byte, its body within
+//!   [`Limits::header_timeout`] of its first byte (a new connection's first head, of
+//!   the accept), its body within
 //!   [`Limits::body_timeout`] (else 408), and a keep-alive connection with no request
 //!   for [`Limits::idle_timeout`] is closed.
 //! - **Instances**: the body is read (up to the limit the component sets for the route)

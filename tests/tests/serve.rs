@@ -253,6 +253,19 @@ fn a_request_head_that_trickles_in_is_cut_off_after_the_header_timeout() {
 }
 
 #[test]
+fn a_connection_that_sends_nothing_is_closed_after_the_header_timeout() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let args = ["--header-timeout-seconds", "1", "--idle-timeout-seconds", "30"];
+    let server = serve_with(&dir.path().join("node.store"), &[], &args);
+    let started = Instant::now();
+    let mut stream = connect(&server, Duration::from_millis(100));
+    let (answer, closed) = read_until_closed(&mut stream, Duration::from_secs(10));
+    assert!(closed, "a silent connection is still open after {:?}", started.elapsed());
+    assert_eq!(answer, "", "a silent connection was answered");
+    assert!(started.elapsed() >= Duration::from_millis(800), "closed too early: {:?}", started.elapsed());
+}
+
+#[test]
 fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout_not_the_header_timeout() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let args = ["--header-timeout-seconds", "1", "--idle-timeout-seconds", "3"];

@@ -33,6 +33,7 @@ use sha2::Digest;
 use super::contracts;
 
 use crate::error::Error;
+use crate::history::agreeing;
 use crate::http::{Response, query_param};
 use crate::ids::{PathParam, UpdateId};
 use crate::keys::{self, Key};
@@ -333,24 +334,20 @@ pub async fn get<S: Store>(
 }
 
 /// The requested value encoding: `ledger_value_encoding`, or its alias
-/// `daml_value_encoding`; `compact_json` when neither is given.
+/// `daml_value_encoding`; `compact_json` when neither is given. Each one given must
+/// name an encoding, and both the same one.
 fn encoding(query: &str) -> Result<Encoding, Error> {
+    let mut chosen = None;
     for name in ["ledger_value_encoding", "daml_value_encoding"] {
-        match query_param(query, name) {
-            None => continue,
-            Some(Err(())) => {
-                return Err(Error::BadRequest(alloc::format!(
-                    "query parameter {name} is not valid percent-encoded UTF-8"
-                )));
-            }
-            Some(Ok(value)) => {
-                return Encoding::parse(&value).ok_or_else(|| {
-                    Error::BadRequest(alloc::format!("{name} must be compact_json or protobuf_json, not {value:?}"))
-                });
-            }
-        }
+        let Some(value) = query_param(query, name)? else {
+            continue;
+        };
+        let encoding = Encoding::parse(&value).ok_or_else(|| {
+            Error::BadRequest(alloc::format!("{name} must be compact_json or protobuf_json, not {value:?}"))
+        })?;
+        chosen = Some(agreeing(chosen, name, encoding)?);
     }
-    Ok(Encoding::CompactJson)
+    Ok(chosen.map_or(Encoding::CompactJson, |(_, encoding)| encoding))
 }
 
 #[cfg(test)]

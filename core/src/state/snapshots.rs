@@ -82,11 +82,7 @@ pub fn note_range<S: crate::store::Store>(
 
 /// A required query parameter.
 fn required(query: &str, name: &str, shape: &str) -> Result<alloc::string::String, Error> {
-    match query_param(query, name) {
-        None => Err(Error::BadRequest(format!("query parameter {name} is required ({shape})"))),
-        Some(Err(())) => Err(Error::BadRequest(format!("query parameter {name} is not valid percent-encoded UTF-8"))),
-        Some(Ok(value)) => Ok(value),
-    }
+    query_param(query, name)?.ok_or_else(|| Error::BadRequest(format!("query parameter {name} is required ({shape})")))
 }
 
 fn parse_query(query: &str) -> Result<(Timestamp, i64), Error> {

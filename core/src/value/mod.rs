@@ -26,7 +26,8 @@
 //! protobuf's JSON printer omits empty repeated fields, an absent `fields`, `elements`
 //! or `entries` is read as empty; rendering always writes them. Record labels and
 //! text-map keys must be unique within their record or map, so that the compact
-//! rendering (a JSON object) says the same thing.
+//! rendering (a JSON object) says the same thing. Party and contract ids are at most
+//! 512 bytes, as ids everywhere in the node ([`crate::ids`]).
 //!
 //! # Where the shape lives
 //!
@@ -74,7 +75,7 @@ pub use source::Source;
 
 use self::path::quoted;
 use self::render::{each, string};
-use self::source::{Repeats, Tree, id, repeated};
+use self::source::{Repeats, Tree, bounded_string, id, repeated};
 use crate::json::Json;
 use crate::json::short::ShortText;
 use crate::time::{Date, Timestamp};
@@ -419,8 +420,8 @@ impl Value {
                         .map_err(|e| source.error(|| format!("{e}; expected days since the Unix epoch")))?,
                 )
             }
-            "party" => Value::Party(source.string()?.into()),
-            "contractId" => Value::ContractId(source.string()?.into()),
+            "party" => Value::Party(bounded_string(source)?.into()),
+            "contractId" => Value::ContractId(bounded_string(source)?.into()),
             "bool" => Value::Bool(source.boolean()?),
             "unit" => {
                 let mut object = source.object()?;
@@ -1009,6 +1010,8 @@ mod tests {
             (json!({"unit": null}), "unit: expected an object, found null"),
             (json!({"party": 1}), "party: expected a string, found a number"),
             (json!({"contractId": null}), "contractId: expected a string, found null"),
+            (json!({"party": "p".repeat(513)}), "party: is 513 bytes long; ids are at most 512 bytes"),
+            (json!({"contractId": "c".repeat(513)}), "contractId: is 513 bytes long; ids are at most 512 bytes"),
             (json!({"text": ["a"]}), "text: expected a string, found an array"),
             (json!({"enum": {}}), "enum: missing constructor"),
             (json!({"enum": {"constructor": ""}}), "enum.constructor: must not be empty"),

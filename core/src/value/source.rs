@@ -386,6 +386,16 @@ pub fn id<'s, S: Source<'s>>(source: &mut S) -> Result<&'s str, S::Error> {
     Ok(text)
 }
 
+/// A string of at most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes: a party or
+/// contract id inside a value (read as given otherwise, empty included).
+pub fn bounded_string<'s, S: Source<'s>>(source: &mut S) -> Result<&'s str, S::Error> {
+    let text = source.string()?;
+    match crate::ids::length_problem(text) {
+        Some(problem) => Err(source.error(|| problem)),
+        None => Ok(text),
+    }
+}
+
 /// An id of one of the bounded kinds ([`crate::ids`]): non-empty and at most
 /// [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes.
 pub fn bounded_id<'s, S: Source<'s>>(source: &mut S) -> Result<&'s str, S::Error> {

@@ -280,12 +280,11 @@ pub async fn status<S: Store>(
 /// a store call; a record it cannot read is left out of the answer and named in the
 /// response's [`log`](Response::log).
 pub async fn list<S: Store>(query: &str, store: &S) -> Result<Response, Error> {
-    let status = match http::query_param(query, "status") {
+    let status = match http::query_param(query, "status")? {
         None => None,
-        Some(Ok(text)) => Some(Status::parse(&text).ok_or_else(|| {
+        Some(text) => Some(Status::parse(&text).ok_or_else(|| {
             Error::BadRequest(format!("status must be one of created, completed, failed; not {text:?}"))
         })?),
-        Some(Err(())) => return Err(Error::BadRequest("status is not valid percent-encoding".into())),
     };
     let prefix = match status {
         None => Key::new(keys::WALLET_REQUEST).into_bytes(),

@@ -4,8 +4,9 @@
 //! The watchdog knows where the connection stands from two sources: the socket
 //! wrapper ([`Watched`]) sees the first byte of a request arrive, and the service sees
 //! a request's head complete and its response leave. A connection is idle (waiting for
-//! a request), receiving a request's head, or busy with a request: the first two have
-//! deadlines, and the connection is closed when one passes. A body that does not
+//! a further request), receiving a request's head (a new connection is, from its
+//! accept), or busy with a request: the first two have deadlines, and the connection
+//! is closed when one passes. A body that does not
 //! arrive in time is answered with 408 by the service itself.
 
 use std::convert::Infallible;
@@ -81,8 +82,11 @@ struct Activity {
 }
 
 impl Activity {
+    /// A new connection: its first request's head is due within the header timeout of
+    /// the accept, so a client that connects and sends nothing holds its place under
+    /// the cap no longer than one that sends its head slowly.
     fn new() -> Self {
-        Activity { phase: Mutex::new(Phase::Idle(Instant::now())), changed: Notify::new() }
+        Activity { phase: Mutex::new(Phase::Head(Instant::now())), changed: Notify::new() }
     }
 
     fn phase(&self) -> Phase {
@@ -222,10 +226,12 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
             }
         }
     };
+    // A value that is not visible ASCII still reaches the component (lossily), so that
+    // it is refused for what it is (a malformed token, say) rather than read as absent.
     let headers = parts
         .headers
         .iter()
-        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
         .collect();
     let request = host::Request { method, path, query: parts.uri.query().unwrap_or("").to_owned(), headers, body };
     let (request, response) = if is_light(&request) {
