@@ -11,6 +11,8 @@ use std::process::Command;
 const TARGET: &str = "wasm32-wasip2";
 const PACKAGE: &str = "ledger-node-component";
 const ARTIFACT: &str = "ledger_node_component.wasm";
+/// Set (non-empty): the component keeps its name section.
+const NAMES: &str = "LEDGER_NODE_COMPONENT_NAMES";
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -20,9 +22,17 @@ fn main() {
     let target_dir = out_dir.join("component-target");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
 
+    // The release profile strips the component's function names; a profile (`perf`,
+    // with LEDGER_NODE_PERFMAP) needs them.
+    println!("cargo:rerun-if-env-changed={NAMES}");
+    let mut names = Vec::new();
+    if std::env::var_os(NAMES).is_some_and(|v| !v.is_empty()) {
+        names = vec!["--config".to_owned(), format!("profile.release.package.{PACKAGE}.strip=\"none\"")];
+    }
     let status = Command::new(cargo)
         .current_dir(&workspace)
         .args(["build", "--locked", "--release", "-p", PACKAGE, "--target", TARGET])
+        .args(&names)
         .env("CARGO_TARGET_DIR", &target_dir)
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")

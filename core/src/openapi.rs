@@ -1,8 +1,9 @@
 //! The node's OpenAPI 3.1 document, served as `GET /openapi.json` (also under
 //! `/api/scan`) with `content-type: application/json`.
 //!
-//! The document is `core/openapi.json`, compiled into the node, and written with the
-//! default currency word. A node configured with another word serves it with the
+//! The document is `core/openapi.json`, compiled into the node without the whitespace
+//! between its tokens (the core's build script), and written with the default currency
+//! word. A node configured with another word serves it with the
 //! spellings that follow the word ([`crate::names::ApiNames`]) spelled its way: every
 //! occurrence of `/v0/coin-price/votes`, `coin_price_votes` and `coin-rules`, wherever it
 //! stands (a path, a property, a schema name or reference that contains it, a
@@ -17,7 +18,7 @@ use crate::http::Response;
 use crate::names::ApiNames;
 
 /// The document as written, with the default spellings.
-pub const DOCUMENT: &str = include_str!("../openapi.json");
+pub const DOCUMENT: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
 
 /// The spellings the document is written with: [`ApiNames`] of the default currency
 /// word, in the order they are replaced.
@@ -50,6 +51,17 @@ mod tests {
 
     fn amulet() -> Names {
         Names { root: "Splice".into(), coin: "Amulet".into() }
+    }
+
+    #[test]
+    fn the_served_document_is_the_written_one_without_its_whitespace() {
+        let written = include_str!("../openapi.json");
+        let parse = |text| serde_json::from_str::<serde_json::Value>(text).expect("the document is JSON");
+        assert_eq!(parse(DOCUMENT), parse(written));
+        let tokens = |text: &str| text.chars().filter(|c| !c.is_whitespace()).count();
+        assert!(DOCUMENT.len() < written.len() * 2 / 3, "{} bytes of {}", DOCUMENT.len(), written.len());
+        // Nothing but whitespace went.
+        assert_eq!(tokens(DOCUMENT), tokens(written));
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! The worker under `wrangler dev`, with local D1 and KV, started once for the suite.
 //!
 //! `scripts/wrangler` (installed by `scripts/setup`) runs the pinned wrangler with the
-//! environment the build needs. The worker is built once with `worker-build`, the same
-//! command `wrangler.toml` builds with; `wrangler dev` then runs it from a copy of
-//! `wrangler.toml` without the `[build]` table, so that no file watcher rebuilds it
-//! under the suite's feet. The D1 schema is applied with `wrangler d1 migrations apply
-//! --local` into a temporary persistence directory, and the worker serves on a free
-//! loopback port. Between scenarios the node is emptied with `POST /v0/admin/reset`.
+//! environment the build needs. The worker is built once with the command
+//! `wrangler.toml` builds with (`scripts/build-worker`); `wrangler dev` then runs it
+//! from a copy of `wrangler.toml` without the `[build]` table, so that no file watcher
+//! rebuilds it under the suite's feet. The D1 schema is applied with `wrangler d1
+//! migrations apply --local` into a temporary persistence directory, and the worker
+//! serves on a free loopback port. Between scenarios the node is emptied with `POST /v0/admin/reset`.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
