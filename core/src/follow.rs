@@ -18,21 +18,27 @@
 //! differs from the one held under its id.
 //!
 //! **Position.** A follower's position in the stream is the last (migration id, record
-//! time) of its own stream index, and its position in a migration's import updates is
-//! the largest import update id it holds: both are the data itself, written by the
-//! atomic ingest of each page, so a follower killed at any moment resumes exactly where
-//! its last page was applied, without gap or duplicate. This holds while the follower
-//! is fed by following alone, and the upstream's history grows at its end, as a
-//! network's does (an update ingested upstream behind a follower's position is not
-//! seen by it).
+//! time) of its own stream index, its position in a migration's import updates is the
+//! largest import update id it holds, and where its history of a migration and
+//! synchronizer starts is the earliest record time it holds there: all are the data
+//! itself, written by the atomic ingest of each page, so a follower killed at any
+//! moment resumes exactly where its last page was applied, without gap or duplicate.
+//! This holds while the follower is fed by following alone, and the upstream's history
+//! grows at its ends, as a network node's does: new updates after the last, backfilled
+//! history before the first of its migration and synchronizer. An update ingested
+//! upstream between two the follower holds, or an import update with an id below the
+//! largest it holds of that migration, is not seen by it.
 //!
 //! **Order.** One call: the import updates of the migrations up to the one the stream
 //! position is in; then stream pages, each cut at a change of migration id, the import
 //! updates of a migration applied before its first stream page; once the stream is
-//! caught up, import updates that arrived late, then backfill, roll-forward and hosting
-//! records that differ from this node's (a hosting the upstream no longer has is
-//! removed). So a follower applies a history in the order the upstream's ingest did,
-//! and once caught up answers every read but the wallet's as the upstream does.
+//! caught up, import updates that arrived late; then, going back from the position, the
+//! history the upstream holds from before the follower's first update of each migration
+//! and synchronizer (`POST /v0/backfilling/updates-before`, newest page first), as a
+//! network node backfills; then backfill, roll-forward and hosting records that differ
+//! from this node's (a hosting the upstream no longer has is removed). So a follower
+//! applies a history in the order the upstream's ingest did, and once caught up answers
+//! every read but the wallet's as the upstream does.
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -50,6 +56,7 @@ use crate::export::{self, Blobs, Hosting, HostingKey, Position, State};
 use crate::http::{Body, Method, Request, Response};
 use crate::ingest::Summary;
 use crate::json::Json;
+use crate::time::Timestamp;
 use crate::update::{Blob, Event, Update};
 
 /// The variable naming a follower's upstream node, where the host reads one from its
@@ -259,6 +266,9 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 return Ok(());
             }
         }
+        if !self.earlier_history().await? {
+            return Ok(());
+        }
         self.network_records(upstream_state, local_state).await?;
         self.report.caught_up = true;
         Ok(())
@@ -298,6 +308,107 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             self.report.pages += 1;
             self.imported.insert(migration_id, end);
         }
+    }
+
+    /// Applies the updates the upstream holds from before the earliest this node holds
+    /// of their migration and synchronizer: history the upstream backfilled after this
+    /// node had followed past that point. Pages go back in time from this node's earliest
+    /// update (`POST /v0/backfilling/updates-before`), so each page applied is progress
+    /// the next call keeps. Only history up to this node's stream position is taken:
+    /// what the upstream adds after it is the stream's. False when the page budget ran
+    /// out first.
+    async fn earlier_history(&mut self) -> Result<bool, FollowError> {
+        let Some(position) = self.report.position.clone() else { return Ok(true) };
+        let end = time(&position.after_record_time, "this node's stream position")?;
+        let mut migration = Some(position.after_migration_id);
+        while let Some(migration_id) = migration {
+            let Some(theirs) = self.migration_info(Side::Upstream, migration_id).await? else { break };
+            let ours = self.migration_info(Side::Local, migration_id).await?;
+            for range in &theirs.record_time_range {
+                let synchronizer = range.synchronizer_id.as_str();
+                let first = time(&range.min, "the upstream's migration info")?;
+                let held = ours.iter().flat_map(|o| &o.record_time_range).find(|r| r.synchronizer_id == synchronizer);
+                let mut before = match held {
+                    Some(held) => time(&held.min, "this node's migration info")?,
+                    None => later(time(&range.max, "the upstream's migration info")?),
+                };
+                if migration_id == position.after_migration_id {
+                    before = before.min(later(end));
+                }
+                while first < before {
+                    if self.report.pages >= self.limits.max_pages {
+                        return Ok(false);
+                    }
+                    let mut page = self.updates_before(migration_id, synchronizer, before, None).await?;
+                    let Some(oldest) = page.first().map(|item| item.update.record_time()) else { break };
+                    if page.len() >= self.limits.page_size as usize {
+                        // The page may have cut the group at its oldest record time: take
+                        // that group whole.
+                        let group =
+                            self.updates_before(migration_id, synchronizer, later(oldest), Some(oldest)).await?;
+                        page.retain(|item| item.update.record_time() > oldest);
+                        page.splice(0..0, group);
+                    }
+                    let batch = self.with_blobs(page).await?;
+                    let what = "a page of the upstream's POST /v0/backfilling/updates-before";
+                    let applied = self.ingest(batch, what).await?;
+                    self.report.summary.add(&applied);
+                    self.report.pages += 1;
+                    before = oldest;
+                }
+            }
+            migration = theirs.previous_migration_id;
+        }
+        Ok(true)
+    }
+
+    /// The upstream's most recent updates of `migration_id` and `synchronizer` before
+    /// `before` (and at or after `at_or_after`), a page of them, in ascending order.
+    async fn updates_before(
+        &self,
+        migration_id: i64,
+        synchronizer: &str,
+        before: Timestamp,
+        at_or_after: Option<Timestamp>,
+    ) -> Result<Vec<Item>, FollowError> {
+        let mut body = serde_json::json!({
+            "migration_id": migration_id,
+            "synchronizer_id": synchronizer,
+            "before": before.to_string(),
+            "count": if at_or_after.is_some() { crate::history::MAX_PAGE } else { self.limits.page_size },
+        });
+        if let Some(at_or_after) = at_or_after {
+            body["at_or_after"] = serde_json::json!(at_or_after.to_string());
+        }
+        const PATH: &str = "/v0/backfilling/updates-before";
+        let page = self.page(PATH, &body).await?;
+        let stray = page.iter().find(|item| {
+            let update = &item.update;
+            let time = update.record_time();
+            update.is_import()
+                || update.migration_id() != migration_id
+                || time >= before
+                || at_or_after.is_some_and(|t| time < t)
+        });
+        if let Some(item) = stray {
+            return Err(FollowError(format!(
+                "the upstream answered POST {PATH} for migration {migration_id} before {before} with update {}, which is not one of those",
+                item.update.id()
+            )));
+        }
+        Ok(page)
+    }
+
+    /// `side`'s `POST /v0/backfilling/migration-info` of `migration_id`; `None` when it
+    /// holds no update of that migration.
+    async fn migration_info(&self, side: Side, migration_id: i64) -> Result<Option<MigrationInfo>, FollowError> {
+        const PATH: &str = "/v0/backfilling/migration-info";
+        let body = to_vec(&serde_json::json!({ "migration_id": migration_id }))?;
+        let response = self.post(side, PATH, body).await?;
+        if response.status == 404 {
+            return Ok(None);
+        }
+        read(side, PATH, &response).map(Some)
     }
 
     /// The page of the upstream's stream after `after`.
@@ -517,28 +628,67 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
 
     /// POSTs `body` (JSON) to `side`'s `path` and reads a 200's body as `T`.
     async fn call<T: DeserializeOwned>(&self, side: Side, path: &str, body: Vec<u8>) -> Result<T, FollowError> {
+        let response = self.post(side, path, body).await?;
+        read(side, path, &response)
+    }
+
+    /// POSTs `body` (JSON) to `side`'s `path`; an error when no answer came.
+    async fn post(&self, side: Side, path: &str, body: Vec<u8>) -> Result<Response, FollowError> {
         let request = request(path, body, "application/json");
-        let response = match side {
+        match side {
             Side::Upstream => self.upstream.send(request).await,
             Side::Local => self.local.send(request).await,
         }
-        .map_err(|e| FollowError(format!("{side}: POST {path}: {e}")))?;
-        if response.status != 200 {
-            let hint = match (side, response.status) {
-                (Side::Upstream, 401 | 403) if path.starts_with("/v0/admin/") => {
-                    "; a follower needs the upstream's admin token for its export endpoints"
-                }
-                _ => "",
-            };
-            return Err(FollowError(format!(
-                "{side} answered POST {path} with {}: {}{hint}",
-                response.status,
-                error_text(&response)
-            )));
-        }
-        serde_json::from_slice(&response.body)
-            .map_err(|e| FollowError(format!("{side} answered POST {path} with a malformed body: {e}")))
+        .map_err(|e| FollowError(format!("{side}: POST {path}: {e}")))
     }
+}
+
+/// `side`'s answer to `POST path`, a 200's body read as `T`.
+fn read<T: DeserializeOwned>(side: Side, path: &str, response: &Response) -> Result<T, FollowError> {
+    if response.status != 200 {
+        let hint = match (side, response.status) {
+            (Side::Upstream, 401 | 403) if path.starts_with("/v0/admin/") => {
+                "; a follower needs the upstream's admin token for its export endpoints"
+            }
+            _ => "",
+        };
+        return Err(FollowError(format!(
+            "{side} answered POST {path} with {}: {}{hint}",
+            response.status,
+            error_text(response)
+        )));
+    }
+    serde_json::from_slice(&response.body)
+        .map_err(|e| FollowError(format!("{side} answered POST {path} with a malformed body: {e}")))
+}
+
+/// The parts of `POST /v0/backfilling/migration-info`'s answer the follower reads.
+#[derive(serde::Deserialize)]
+struct MigrationInfo {
+    /// The migration before it that holds updates.
+    #[serde(default)]
+    previous_migration_id: Option<i64>,
+    /// The record times it holds, by synchronizer.
+    record_time_range: Vec<SynchronizerRange>,
+}
+
+/// The earliest and latest record time of a migration's updates on one synchronizer.
+#[derive(serde::Deserialize)]
+struct SynchronizerRange {
+    synchronizer_id: String,
+    min: String,
+    max: String,
+}
+
+/// `text`, a record time that `source` gave.
+fn time(text: &str, source: &str) -> Result<Timestamp, FollowError> {
+    Timestamp::parse(text)
+        .map_err(|e| FollowError(format!("{source} holds a record time {text:?} that is not one: {e}")))
+}
+
+/// The microsecond after `time` (the last one, at the end of time).
+fn later(time: Timestamp) -> Timestamp {
+    Timestamp::from_micros(time.micros().saturating_add(1)).unwrap_or(Timestamp::MAX)
 }
 
 /// The hosting records of one side, fetched a page at a time.
@@ -566,7 +716,6 @@ impl Hostings {
     }
 }
 
-/// `{"<kind>": record}`.
 /// The contracts that `update` archives: those of its consuming exercised events.
 fn archived_contracts(update: &Update) -> impl Iterator<Item = &str> {
     update.as_transaction().into_iter().flat_map(|t| t.events_by_id.values()).filter_map(|event| match event {
@@ -575,6 +724,7 @@ fn archived_contracts(update: &Update) -> impl Iterator<Item = &str> {
     })
 }
 
+/// `{"<kind>": record}`.
 fn record_line(kind: &str, record: &impl Serialize) -> Result<Vec<u8>, FollowError> {
     to_vec(&BTreeMap::from([(kind, record)]))
 }
@@ -896,6 +1046,105 @@ mod tests {
         let report = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
         assert_eq!(report.summary.unchanged, 1, "u-a read again");
         assert_same(&upstream, &follower);
+    }
+
+    /// `update` on `synchronizer` instead.
+    fn on(synchronizer: &str, mut update: Value) -> Value {
+        update["update"]["synchronizer_id"] = json!(synchronizer);
+        update
+    }
+
+    /// Updates of migrations 0 and 1, on the usual synchronizer and on another, from
+    /// before everything of [`history`] in their migration, with a group of three at
+    /// one record time.
+    fn earlier() -> Vec<Value> {
+        vec![
+            update("e-1", 0, "2023-06-01T00:00:00.000000Z", vec![created("e-1", 0, "c-e1", Some("AAEB"))]),
+            update("e-2", 0, "2023-07-01T00:00:00.000000Z", vec![created("e-2", 0, "c-e2", None)]),
+            update("e-3", 0, "2023-07-01T00:00:00.000000Z", vec![created("e-3", 0, "c-e3", None)]),
+            update("e-4", 0, "2023-07-01T00:00:00.000000Z", vec![archived("e-4", 0, "c-e1")]),
+            on("other::1220bb", update("e-5", 0, "2023-08-01T00:00:00.000000Z", vec![created("e-5", 0, "c-e5", None)])),
+            update("e-6", 1, "2024-01-01T12:00:00.000000Z", vec![created("e-6", 0, "c-e6", Some("AAEC"))]),
+        ]
+    }
+
+    fn stream_ids(node: &Node) -> Vec<String> {
+        let (_, page) = node.call(Method::Post, "/v2/updates", r#"{"page_size": 1000}"#);
+        let page: Value = serde_json::from_str(&page).expect("a page");
+        page["transactions"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| i["update_id"].as_str().unwrap().into())
+            .collect()
+    }
+
+    #[test]
+    fn history_the_upstream_backfills_behind_the_follower_comes_across() {
+        for limits in [
+            Limits::default(),
+            Limits { page_size: 1, max_pages: 1, ..Limits::default() },
+            Limits { page_size: 2, max_pages: 3, pipelined: true },
+        ] {
+            let (upstream, follower) = (upstream(), Node::new());
+            block_on(sync(&upstream, &follower, &limits)).expect("following");
+            while !block_on(sync(&upstream, &follower, &limits)).expect("following").caught_up {}
+            upstream.ingest(&earlier());
+            let mut calls = 0;
+            loop {
+                let report = block_on(sync(&upstream, &follower, &limits)).expect("following");
+                if report.caught_up {
+                    break;
+                }
+                calls += 1;
+                assert!(calls < 30, "never caught up with {limits:?}");
+            }
+            assert_same(&upstream, &follower);
+            let ids = stream_ids(&follower);
+            assert_eq!(ids, ["e-1", "e-2", "e-3", "e-4", "e-5", "u-a", "u-b", "u-c", "e-6", "u-d"], "{limits:?}");
+            for id in ["e-1", "e-4", "e-5", "e-6"] {
+                let target = format!("/v2/updates/{id}");
+                assert_eq!(upstream.call(Method::Get, &target, ""), follower.call(Method::Get, &target, ""));
+            }
+        }
+    }
+
+    /// A link to a node that ingests `late` into it when first asked for migration info,
+    /// as if they arrived while the follower compared its history with the upstream's.
+    struct Growing<'a> {
+        node: &'a Node,
+        late: core::cell::RefCell<Vec<Value>>,
+    }
+
+    impl Link for Growing<'_> {
+        async fn send(&self, request: Request) -> Result<Response, String> {
+            if request.path == "/v0/backfilling/migration-info" {
+                let late = core::mem::take(&mut *self.late.borrow_mut());
+                if !late.is_empty() {
+                    self.node.ingest(&late);
+                }
+            }
+            Ok(self.node.answer(request))
+        }
+    }
+
+    #[test]
+    fn updates_the_upstream_adds_at_its_end_meanwhile_are_left_to_the_stream() {
+        let (upstream, follower) = (upstream(), Node::new());
+        // The second lands on a synchronizer the follower holds nothing of: looking back
+        // from its latest update would take it, and the stream would then start after
+        // it, past the first.
+        let late = vec![
+            update("l-1", 1, "2024-02-01T00:00:00.000000Z", vec![created("l-1", 0, "c-l1", None)]),
+            on("other::1220bb", update("l-2", 1, "2024-02-02T00:00:00.000000Z", vec![created("l-2", 0, "c-l2", None)])),
+        ];
+        let growing = Growing { node: &upstream, late: late.into() };
+        block_on(sync(&growing, &follower, &Limits::default())).expect("following");
+        assert!(!stream_ids(&follower).contains(&"l-2".to_owned()), "taken from behind: {:?}", stream_ids(&follower));
+        block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+        assert_same(&upstream, &follower);
+        assert_eq!(stream_ids(&follower).last().map(String::as_str), Some("l-2"));
+        assert!(stream_ids(&follower).contains(&"l-1".to_owned()));
     }
 
     #[test]
