@@ -298,6 +298,23 @@ fn a_body_that_does_not_arrive_in_time_is_answered_408() {
 }
 
 #[test]
+fn an_oversized_body_announced_with_expect_100_continue_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve(&dir.path().join("node.store"), &[]);
+    let mut stream = connect(&server, Duration::from_millis(100));
+    let started = Instant::now();
+    send(
+        &mut stream,
+        b"POST /v0/backfilling/migration-info HTTP/1.1\r\nhost: node\r\nexpect: 100-continue\r\ncontent-length: 2097152\r\n\r\n",
+    );
+    let (answer, closed) = read_until_closed(&mut stream, Duration::from_secs(5));
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(!answer.contains("100 Continue"), "{answer}");
+    assert!(closed, "the connection stays open after a body it did not read");
+    assert!(started.elapsed() < Duration::from_secs(3), "refused after {:?}", started.elapsed());
+}
+
+#[test]
 fn malformed_chunked_framing_is_a_400_not_a_500() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let server = serve(&dir.path().join("node.store"), &[]);

@@ -202,7 +202,12 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
         let declared =
             parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|len| len > limit) {
-            discard(body).await;
+            // A client that asked to be told before it sends the body has sent nothing
+            // more: refuse it at once (hyper sends `100 Continue` only once the body is
+            // read, and closes the connection after a body it did not read).
+            if !expects_continue(&parts.headers) {
+                discard(body).await;
+            }
             None
         } else {
             let limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -297,6 +302,11 @@ async fn read_within(mut body: Incoming, limit: usize) -> Result<Option<Vec<u8>>
         }
     }
     Ok(Some(bytes))
+}
+
+/// Whether the request asks for `100 Continue` before it sends its body.
+fn expects_continue(headers: &hyper::HeaderMap) -> bool {
+    headers.get(hyper::header::EXPECT).is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"100-continue"))
 }
 
 /// How much of a refused body the server reads and drops, and for how long, so that
