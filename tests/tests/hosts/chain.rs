@@ -392,6 +392,50 @@ pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
     assert_eq!(next.status, 404, "the update after the conflict was applied");
 }
 
+/// History the upstream backfills after its follower passed it comes across: A takes
+/// the later half of a demo history, B follows it, then A takes the earlier half (the
+/// first half of migration 0, on the synchronizer B already holds later updates of),
+/// and B follows again, with pages small enough to take several going back.
+pub fn a_follower_takes_history_its_upstream_backfills() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let history_file = dir.path().join("demo.ndjson");
+    let history = demo(&history_file, 1_200);
+    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
+    let a = serve(&a_db);
+    let lines: Vec<String> = history.iter().map(Value::to_string).collect();
+    let (earlier, later) = lines.split_at(lines.len() / 2);
+    let ingest = |part: &[String]| {
+        let mut request = admin(post("/v0/admin/ingest", &json!(null)));
+        request.headers = vec![
+            ("content-type".into(), "application/x-ndjson".into()),
+            ("authorization".into(), format!("Bearer {ADMIN_TOKEN}")),
+        ];
+        request.body = part.join("\n").into_bytes();
+        let answer = a.client.send(&request);
+        assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    };
+    let follow = || {
+        let b_db = b_db.to_str().expect("UTF-8");
+        let summary = run(
+            &["follow", "--once", "--page-size", "50", "--upstream", &a.base, "--db", b_db],
+            &[("LEDGER_NODE_UPSTREAM_TOKEN", ADMIN_TOKEN)],
+        );
+        assert!(summary.contains("caught up"), "{summary}");
+    };
+    ingest(later);
+    follow();
+    ingest(earlier);
+    follow();
+    let b = serve(&b_db);
+    let nodes = [("A", &a.client), ("B", &b.client)];
+    for read in reads(&history) {
+        same_answer(&nodes, &read);
+    }
+    let items = same_stream(&nodes, "/v2/updates", "protobuf_json", 1000);
+    assert!(items > 1000, "{items} items in the stream");
+    same_stream(&nodes, "/v1/updates", "compact_json", 77);
+}
+
 /// `ledger-node serve --upstream` serves while it follows: it catches up, then takes
 /// what the upstream ingests later, and answers as the upstream does.
 pub fn serve_keeps_following_its_upstream() {

@@ -79,6 +79,11 @@ fn serve_keeps_following_its_upstream() {
 }
 
 #[test]
+fn a_follower_takes_history_its_upstream_backfills() {
+    chain::a_follower_takes_history_its_upstream_backfills();
+}
+
+#[test]
 fn follow_stops_on_upstream_errors_with_a_clear_message() {
     chain::follow_stops_on_upstream_errors_with_a_clear_message();
 }
