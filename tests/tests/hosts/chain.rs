@@ -392,6 +392,18 @@ pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
     assert_eq!(next.status, 404, "the update after the conflict was applied");
 }
 
+/// Ingests `lines` (NDJSON records) into `node` through its admin endpoint.
+fn ingest_over_http(node: &NativeNode, lines: &[String]) {
+    let mut request = admin(post("/v0/admin/ingest", &json!(null)));
+    request.headers = vec![
+        ("content-type".into(), "application/x-ndjson".into()),
+        ("authorization".into(), format!("Bearer {ADMIN_TOKEN}")),
+    ];
+    request.body = lines.join("\n").into_bytes();
+    let answer = node.client.send(&request);
+    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+}
+
 /// History the upstream backfills after its follower passed it comes across: A takes
 /// the later half of a demo history, B follows it, then A takes the earlier half (the
 /// first half of migration 0, on the synchronizer B already holds later updates of),
@@ -404,16 +416,7 @@ pub fn a_follower_takes_history_its_upstream_backfills() {
     let a = serve(&a_db);
     let lines: Vec<String> = history.iter().map(Value::to_string).collect();
     let (earlier, later) = lines.split_at(lines.len() / 2);
-    let ingest = |part: &[String]| {
-        let mut request = admin(post("/v0/admin/ingest", &json!(null)));
-        request.headers = vec![
-            ("content-type".into(), "application/x-ndjson".into()),
-            ("authorization".into(), format!("Bearer {ADMIN_TOKEN}")),
-        ];
-        request.body = part.join("\n").into_bytes();
-        let answer = a.client.send(&request);
-        assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
-    };
+    let ingest = |part: &[String]| ingest_over_http(&a, part);
     let follow = || {
         let b_db = b_db.to_str().expect("UTF-8");
         let summary = run(
@@ -447,16 +450,7 @@ pub fn serve_keeps_following_its_upstream() {
     // A gets the first half of its history before B starts, the rest after.
     let lines: Vec<String> = history.iter().map(Value::to_string).collect();
     let (first, second) = lines.split_at(lines.len() / 2);
-    let ingest = |part: &[String]| {
-        let mut request = admin(post("/v0/admin/ingest", &json!(null)));
-        request.headers = vec![
-            ("content-type".into(), "application/x-ndjson".into()),
-            ("authorization".into(), format!("Bearer {ADMIN_TOKEN}")),
-        ];
-        request.body = part.join("\n").into_bytes();
-        let answer = a.client.send(&request);
-        assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
-    };
+    let ingest = |part: &[String]| ingest_over_http(&a, part);
     ingest(first);
     let b = serve_with(
         &b_db,
