@@ -404,18 +404,33 @@ fn ingest_over_http(node: &NativeNode, lines: &[String]) {
     assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
 }
 
+/// A demo history of 1,200 updates in two halves (NDJSON lines), node A serving an
+/// empty store, and where node B's store goes.
+struct Halves {
+    dir: tempfile::TempDir,
+    history: Vec<Value>,
+    a: NativeNode,
+    b_db: PathBuf,
+    first: Vec<String>,
+    second: Vec<String>,
+}
+
+fn halves() -> Halves {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let history = demo(&dir.path().join("demo.ndjson"), 1_200);
+    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
+    let a = serve(&a_db);
+    let mut first: Vec<String> = history.iter().map(Value::to_string).collect();
+    let second = first.split_off(first.len() / 2);
+    Halves { dir, history, a, b_db, first, second }
+}
+
 /// History the upstream backfills after its follower passed it comes across: A takes
 /// the later half of a demo history, B follows it, then A takes the earlier half (the
 /// first half of migration 0, on the synchronizer B already holds later updates of),
 /// and B follows again, with pages small enough to take several going back.
 pub fn a_follower_takes_history_its_upstream_backfills() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let history_file = dir.path().join("demo.ndjson");
-    let history = demo(&history_file, 1_200);
-    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
-    let a = serve(&a_db);
-    let lines: Vec<String> = history.iter().map(Value::to_string).collect();
-    let (earlier, later) = lines.split_at(lines.len() / 2);
+    let Halves { dir: _dir, history, a, b_db, first: earlier, second: later } = halves();
     let ingest = |part: &[String]| ingest_over_http(&a, part);
     let follow = || {
         let b_db = b_db.to_str().expect("UTF-8");
@@ -425,9 +440,9 @@ pub fn a_follower_takes_history_its_upstream_backfills() {
         );
         assert!(summary.contains("caught up"), "{summary}");
     };
-    ingest(later);
+    ingest(&later);
     follow();
-    ingest(earlier);
+    ingest(&earlier);
     follow();
     let b = serve(&b_db);
     let nodes = [("A", &a.client), ("B", &b.client)];
@@ -442,16 +457,10 @@ pub fn a_follower_takes_history_its_upstream_backfills() {
 /// `ledger-node serve --upstream` serves while it follows: it catches up, then takes
 /// what the upstream ingests later, and answers as the upstream does.
 pub fn serve_keeps_following_its_upstream() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let history_file = dir.path().join("demo.ndjson");
-    let history = demo(&history_file, 1_200);
-    let (a_db, b_db) = (dir.path().join("a.store"), dir.path().join("b.store"));
-    let a = serve(&a_db);
     // A gets the first half of its history before B starts, the rest after.
-    let lines: Vec<String> = history.iter().map(Value::to_string).collect();
-    let (first, second) = lines.split_at(lines.len() / 2);
+    let Halves { dir: _dir, history, a, b_db, first, second } = halves();
     let ingest = |part: &[String]| ingest_over_http(&a, part);
-    ingest(first);
+    ingest(&first);
     let b = serve_with(
         &b_db,
         &["--upstream", &a.base, "--poll-seconds", "1"],
@@ -468,7 +477,7 @@ pub fn serve_keeps_following_its_upstream() {
         panic!("serve --upstream did not catch up within 30 s");
     };
     caught_up();
-    ingest(second);
+    ingest(&second);
     caught_up();
     let nodes = [("A", &a.client), ("B", &b.client)];
     for read in reads(&history) {
