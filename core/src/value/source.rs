@@ -390,16 +390,18 @@ pub fn id<'s, S: Source<'s>>(source: &mut S) -> Result<&'s str, S::Error> {
 /// contract id inside a value (read as given otherwise, empty included).
 pub fn bounded_string<'s, S: Source<'s>>(source: &mut S) -> Result<&'s str, S::Error> {
     let text = source.string()?;
-    match crate::ids::length_problem(text) {
-        Some(problem) => Err(source.error(|| problem)),
-        None => Ok(text),
-    }
+    within_limit(source, text)
 }
 
 /// An id of one of the bounded kinds ([`crate::ids`]): non-empty and at most
 /// [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes.
 pub fn bounded_id<'s, S: Source<'s>>(source: &mut S) -> Result<&'s str, S::Error> {
     let text = id(source)?;
+    within_limit(source, text)
+}
+
+/// `text`, which `source` just read, unless it is longer than an id may be.
+fn within_limit<'s, S: Source<'s>>(source: &S, text: &'s str) -> Result<&'s str, S::Error> {
     match crate::ids::length_problem(text) {
         Some(problem) => Err(source.error(|| problem)),
         None => Ok(text),
@@ -427,11 +429,7 @@ pub fn strings<'s, S: Source<'s>>(source: &mut S) -> Result<Vec<String>, S::Erro
 pub fn bounded_strings<'s, S: Source<'s>>(source: &mut S) -> Result<Vec<String>, S::Error> {
     let mut out = Vec::new();
     source.elements(|source, _| {
-        let text = source.string()?;
-        if let Some(problem) = crate::ids::length_problem(text) {
-            return Err(source.error(|| problem));
-        }
-        out.push(String::from(text));
+        out.push(String::from(bounded_string(source)?));
         Ok(())
     })?;
     Ok(out)
