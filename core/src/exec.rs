@@ -1,6 +1,6 @@
 //! Driving the core's futures to completion on hosts whose store answers at once.
 //!
-//! The core is `async` because D1 is. The memory store, the SQLite store and the
+//! The core is `async` because D1 is. The memory store, the native LSM store and the
 //! component's WIT `store` import are synchronous: their futures are ready when first
 //! polled, so a loop around `poll` with a no-op waker is a complete executor for them.
 

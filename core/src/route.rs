@@ -30,8 +30,8 @@
 //! | POST | `/v0/admin/reset` | [`Route::AdminReset`] | |
 //! | POST | `/v0/admin/export/state` | [`Route::AdminExportState`] | |
 //! | POST | `/v0/admin/export/blobs` | [`Route::AdminExportBlobs`] | |
-//! | GET | `/livez` | [`Route::Livez`] | |
-//! | GET | `/readyz` | [`Route::Readyz`] | |
+//! | GET | `/livez` | [`Route::Livez`] | `/api/scan`, `/api/validator` |
+//! | GET | `/readyz` | [`Route::Readyz`] | `/api/scan`, `/api/validator` |
 //!
 //! `{coin}` is the configured currency word in lower case (`coin` by default, `amulet`
 //! for `LEDGER_NODE_NAMES_COIN=Amulet`; [`crate::names::ApiNames`]); only that spelling
@@ -46,10 +46,12 @@
 //! `/api/scan/registry/transfer-instruction/v2/{id}/choice-contexts/accept`), and
 //! `/api/validator` for the wallet (the validator app's;
 //! `/api/validator/v0/wallet/buy-traffic-requests`). A history endpoint added later
-//! belongs under `/api/scan` too. The admin endpoints and the probes (`/livez`,
-//! `/readyz`) answer at the root only, and a
-//! route under a base path that is not its own is a 404 (`/api/validator/version`), as
-//! is a base path alone. [`Route::base`] says which base a route has.
+//! belongs under `/api/scan` too. The probes (`/livez`, `/readyz`) answer under both,
+//! as each of those apps has its own (`/api/scan/readyz`, `/api/validator/livez`), so
+//! probes written for them work unchanged. The admin endpoints answer at the root only,
+//! and a route under a base path that is not its own is a 404
+//! (`/api/validator/version`), as is a base path alone. [`Route::bases`] says which
+//! bases a route has.
 //!
 //! A path that matches no row is a 404; a path that matches a row with another
 //! method is a 405 that lists the allowed method.
@@ -218,8 +220,8 @@ impl Route {
         if method_ok { Ok(route) } else { Err(RouteError::MethodNotAllowed { allowed }) }
     }
 
-    /// The base path this route also answers under; `None`: the root only.
-    pub fn base(&self) -> Option<Base> {
+    /// The base paths this route also answers under; none: the root only.
+    pub fn bases(&self) -> &'static [Base] {
         use Route::*;
         match self {
             Version
@@ -237,17 +239,16 @@ impl Route {
             | PartyParticipant { .. }
             | PartyParticipants { .. }
             | RollForwardLsu
-            | ChoiceContext { .. } => Some(Base::Scan),
-            BuyTraffic | BuyTrafficStatus { .. } => Some(Base::Validator),
+            | ChoiceContext { .. } => &[Base::Scan],
+            BuyTraffic | BuyTrafficStatus { .. } => &[Base::Validator],
+            Livez | Readyz => &Base::ALL,
             AdminIngest
             | AdminTick
             | AdminBuyTrafficRequests
             | AdminStoreCheck
             | AdminReset
             | AdminExportState
-            | AdminExportBlobs
-            | Livez
-            | Readyz => None,
+            | AdminExportBlobs => &[],
         }
     }
 
@@ -256,7 +257,7 @@ impl Route {
     fn match_path(path: &str, coin: &str) -> Option<(Route, &'static str)> {
         for base in Base::ALL {
             if let Some(rest) = path.strip_prefix(base.prefix()).filter(|rest| rest.starts_with('/')) {
-                return Self::match_root(rest, coin).filter(|(route, _)| route.base() == Some(base));
+                return Self::match_root(rest, coin).filter(|(route, _)| route.bases().contains(&base));
             }
         }
         Self::match_root(path, coin)
@@ -463,7 +464,7 @@ mod tests {
             for base in Base::ALL {
                 let prefixed = alloc::format!("{}{path}", base.prefix());
                 let got = Route::parse(&method, &prefixed, "Coin");
-                if want.base() == Some(base) {
+                if want.bases().contains(&base) {
                     assert_eq!(got, Ok(want.clone()), "{prefixed}");
                     let other = if method == Get { Post } else { Get };
                     assert!(matches!(
@@ -487,6 +488,10 @@ mod tests {
         route!(Post, "/api/validator/v0/wallet/buy-traffic-requests" => Ok(Route::BuyTraffic));
         route!(Method::Head, "/api/scan/v0/roll-forward-lsu" => Ok(Route::RollForwardLsu));
         route!(Get, "/api/scan/v0/closed-rounds/" => Err(RouteError::NotFound));
+        // Each app has its own probes.
+        route!(Get, "/api/scan/readyz" => Ok(Route::Readyz));
+        route!(Get, "/api/validator/livez" => Ok(Route::Livez));
+        route!(Method::Head, "/api/validator/readyz" => Ok(Route::Readyz));
         for path in [
             "/api/scan",
             "/api/scan/",

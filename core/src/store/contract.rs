@@ -1,7 +1,7 @@
 //! The contract every [`Store`] adapter must honour, as a runnable suite.
 //!
 //! [`run`] exercises a store that is empty at the start and leaves it empty. The native
-//! tests run it against the memory and SQLite adapters directly; `POST
+//! tests run it against the memory and LSM adapters directly; `POST
 //! /v0/admin/store-check` runs it inside every host against the live backend (D1 in the
 //! worker, the WIT `store` import in the component), in a scratch namespace made with
 //! [`super::Prefixed`].

@@ -8,8 +8,9 @@
 //! - [`Store::write`]: an atomic [`WriteBatch`] of puts, deletes and put-if-absent
 //!   preconditions. A failed precondition writes nothing and names the key.
 //!
-//! Adapters: [`MemoryStore`] here (tests, and the component host's memory mode), SQLite
-//! in the native host, D1 in the worker, and the WIT `store` import in the component.
+//! Adapters: [`MemoryStore`] here (tests, and the component host's memory mode), an
+//! LSM tree (fjall) in the native host, D1 in the worker, and the WIT `store` import in
+//! the component.
 //! [`contract`] is the test suite every adapter must pass; the node runs it on demand
 //! against its live backend (`POST /v0/admin/store-check`) in a scratch key range.
 //!
