@@ -126,8 +126,9 @@ const TABLE_BYTES: u64 = 8 * 1024 * 1024;
 /// The first bytes of a SQLite database file.
 const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
 
-/// What a write batch leaves at each key it names, in key order (`None`: deleted).
-type Effects<'a> = BTreeMap<Cow<'a, [u8]>, Option<&'a [u8]>>;
+/// What a write batch leaves at each key it names, in key order: the operation whose
+/// value it holds (`None`: deleted).
+type Effects<'a> = BTreeMap<Cow<'a, [u8]>, Option<usize>>;
 
 /// A store in a directory, open in this process only.
 pub struct LsmStore {
@@ -328,7 +329,6 @@ impl LsmStore {
             return Ok(());
         }
         let encoded = Encoded::new(ops);
-        let ops = &encoded.ops(ops)[..];
         let ranges = ops.iter().any(|op| matches!(op, OpRef::DeleteRange { .. }));
         // The operations in key order, those on one key in batch order. The sort is
         // stable and finds runs already in order: a batch of the core is its few
@@ -340,7 +340,7 @@ impl LsmStore {
         if ranges {
             for (key, effect) in self.effects_with_ranges(ops)? {
                 match effect {
-                    Some(value) => batch.insert(&self.kv, &*key, value),
+                    Some(at) => batch.insert(&self.kv, &*key, encoded.value(at)),
                     None => batch.remove(&self.kv, &*key),
                 }
             }
@@ -361,7 +361,9 @@ impl LsmStore {
                 }
                 let Some(&last) = group.last() else { continue };
                 match ops[last] {
-                    OpRef::Put { key, value } | OpRef::PutIfAbsent { key, value } => batch.insert(&self.kv, key, value),
+                    OpRef::Put { key, .. } | OpRef::PutIfAbsent { key, .. } => {
+                        batch.insert(&self.kv, key, encoded.value(last));
+                    }
                     OpRef::Delete { key } => batch.remove(&self.kv, key),
                     OpRef::DeleteRange { .. } => {}
                 }
@@ -375,7 +377,8 @@ impl LsmStore {
             rows.forget(ops.iter().map(|op| *op.key()), ranges);
         }
         committed?;
-        *writer += ops.iter().map(|op| op_bytes(op)).sum::<u64>();
+        let keys: usize = ops.iter().map(key_bytes).sum();
+        *writer += u64::try_from(keys + encoded.bytes()).unwrap_or(u64::MAX);
         if *writer >= self.memtable_bytes {
             *writer = 0;
             self.kv.rotate_memtable().map_err(backend)?;
@@ -384,16 +387,17 @@ impl LsmStore {
         Ok(())
     }
 
-    /// What a batch with range deletes leaves at each key it names or deletes (`None`:
-    /// deleted), checking its preconditions; the caller holds the write lock.
+    /// What a batch with range deletes leaves at each key it names or deletes: the
+    /// operation whose value it holds, or `None`, deleted. Its preconditions are
+    /// checked; the caller holds the write lock.
     fn effects_with_ranges<'a>(&self, ops: &[OpRef<'a>]) -> Result<Effects<'a>, WriteError> {
         let mut effects = Effects::new();
-        for op in ops {
+        for (at, op) in ops.iter().enumerate() {
             match *op {
-                OpRef::Put { key, value } => {
-                    effects.insert(Cow::Borrowed(key), Some(value));
+                OpRef::Put { key, .. } => {
+                    effects.insert(Cow::Borrowed(key), Some(at));
                 }
-                OpRef::PutIfAbsent { key, value } => {
+                OpRef::PutIfAbsent { key, .. } => {
                     let present = match effects.get(key) {
                         Some(effect) => effect.is_some(),
                         None => self.kv.contains_key(key).map_err(backend)?,
@@ -401,7 +405,7 @@ impl LsmStore {
                     if present {
                         return Err(WriteError::PreconditionFailed { key: key.to_vec() });
                     }
-                    effects.insert(Cow::Borrowed(key), Some(value));
+                    effects.insert(Cow::Borrowed(key), Some(at));
                 }
                 OpRef::Delete { key } => {
                     effects.insert(Cow::Borrowed(key), None);
@@ -425,14 +429,12 @@ impl LsmStore {
     }
 }
 
-/// The bytes `op` writes: its key and its value, if it has one.
-fn op_bytes(op: &OpRef<'_>) -> u64 {
-    let bytes = match *op {
-        OpRef::Put { key, value } | OpRef::PutIfAbsent { key, value } => key.len() + value.len(),
-        OpRef::Delete { key } => key.len(),
+/// The bytes of the key (or keys, for a range) `op` names.
+fn key_bytes(op: &OpRef<'_>) -> usize {
+    match *op {
+        OpRef::Put { key, .. } | OpRef::PutIfAbsent { key, .. } | OpRef::Delete { key } => key.len(),
         OpRef::DeleteRange { start, end } => start.len() + end.map_or(0, <[u8]>::len),
-    };
-    u64::try_from(bytes).unwrap_or(u64::MAX)
+    }
 }
 
 /// Refuses a path that is a file: a SQLite store of an earlier build, or anything else.

@@ -20,6 +20,7 @@
 
 use std::borrow::Cow;
 
+use fjall::Slice;
 use ledger_node_core::store::StoreError;
 
 use crate::backend::OpRef;
@@ -37,42 +38,30 @@ const LZ4: u8 = 1;
 /// The length prefix of a compressed value's body.
 const LENGTH_BYTES: usize = 4;
 
-/// The values of a batch's operations as they are stored, in one buffer, with the
-/// range each operation's value takes in it.
+/// The values of a batch's operations as they are stored, one fjall [`Slice`] each,
+/// made from the compressor's buffer in one copy: the batch's write hands them to
+/// fjall as they are, so a value is copied once between LZ4 and the journal, and no
+/// buffer of the whole batch is allocated (tens of megabytes a bulk-load batch, whose
+/// pages the system would map afresh for every batch).
 pub(super) struct Encoded {
-    bytes: Vec<u8>,
-    ranges: Vec<(usize, usize)>,
+    values: Vec<Option<Slice>>,
 }
 
 impl Encoded {
     /// Encodes the values of `ops`.
     pub(super) fn new(ops: &[OpRef<'_>]) -> Self {
-        // A stored value is at most its tag byte longer than the value, so the buffer
-        // never has to grow (and copy itself) while the batch is encoded; the part a
-        // compressible batch leaves unwritten is never touched.
-        let most = ops.iter().filter_map(|op| op.value()).map(|v| v.len() + 1).sum();
-        let mut encoded = Encoded { bytes: Vec::with_capacity(most), ranges: Vec::with_capacity(ops.len()) };
         let mut compressor = Compressor::default();
-        for op in ops {
-            let start = encoded.bytes.len();
-            if let Some(value) = op.value() {
-                compressor.encode(value, &mut encoded.bytes);
-            }
-            encoded.ranges.push((start, encoded.bytes.len()));
-        }
-        encoded
+        Encoded { values: ops.iter().map(|op| op.value().map(|value| compressor.encode(value))).collect() }
     }
 
-    /// `ops` with their values as stored; `ops` must be those this was made from.
-    pub(super) fn ops<'a>(&'a self, ops: &[OpRef<'a>]) -> Vec<OpRef<'a>> {
-        ops.iter()
-            .zip(&self.ranges)
-            .map(|(op, &(start, end))| match *op {
-                OpRef::Put { key, .. } => OpRef::Put { key, value: &self.bytes[start..end] },
-                OpRef::PutIfAbsent { key, .. } => OpRef::PutIfAbsent { key, value: &self.bytes[start..end] },
-                other => other,
-            })
-            .collect()
+    /// The stored value of operation `index`; empty for an operation without one.
+    pub(super) fn value(&self, index: usize) -> Slice {
+        self.values.get(index).cloned().flatten().unwrap_or_else(Slice::empty)
+    }
+
+    /// The bytes of the stored values.
+    pub(super) fn bytes(&self) -> usize {
+        self.values.iter().flatten().map(|value| value.len()).sum()
     }
 }
 
@@ -87,10 +76,10 @@ struct Compressor {
 }
 
 impl Compressor {
-    /// Appends `value` as stored to `out`.
-    fn encode(&mut self, value: &[u8], out: &mut Vec<u8>) {
+    /// `value` as stored.
+    fn encode(&mut self, value: &[u8]) -> Slice {
         if value.is_empty() {
-            return;
+            return Slice::empty();
         }
         if value.len() >= COMPRESS_FROM
             && let Ok(length) = u32::try_from(value.len())
@@ -102,15 +91,18 @@ impl Compressor {
             if let Ok(written) = lz4_flex::block::compress_into_with_table(value, &mut self.block, &mut self.table)
                 && LENGTH_BYTES + written < value.len()
             {
-                out.push(LZ4);
-                out.extend_from_slice(&length.to_le_bytes());
-                out.extend_from_slice(&self.block[..written]);
-                return;
+                let [a, b, c, d] = length.to_le_bytes();
+                return stored(&[LZ4, a, b, c, d], &self.block[..written]);
             }
         }
-        out.push(RAW);
-        out.extend_from_slice(value);
+        stored(&[RAW], value)
     }
+}
+
+/// The stored value `header` then `body`, in one allocation.
+fn stored(header: &[u8], body: &[u8]) -> Slice {
+    let mut parts = std::io::Read::chain(header, body);
+    Slice::from_reader(&mut parts, header.len() + body.len()).expect("reading from memory cannot fail")
 }
 
 /// The value `stored` holds.
@@ -153,10 +145,8 @@ mod tests {
     use super::*;
 
     fn round_trip(value: &[u8]) -> Vec<u8> {
-        let encoded = Encoded::new(&[OpRef::Put { key: b"k", value }]);
-        let ops = encoded.ops(&[OpRef::Put { key: b"k", value }]);
-        let OpRef::Put { value: stored, .. } = ops[0] else { panic!("a put") };
-        assert_eq!(decode(stored).expect("a value"), value);
+        let stored = Encoded::new(&[OpRef::Put { key: b"k", value }]).value(0);
+        assert_eq!(decode(&stored).expect("a value"), value);
         stored.to_vec()
     }
 
@@ -180,21 +170,14 @@ mod tests {
         let values = [text(20), text(200), noise(3_000, 2), text(30), b"short".to_vec(), text(25)];
         let ops: Vec<OpRef<'_>> = values.iter().map(|value| OpRef::Put { key: b"k", value }).collect();
         let encoded = Encoded::new(&ops);
-        let stored: Vec<&[u8]> = encoded
-            .ops(&ops)
-            .into_iter()
-            .map(|op| match op {
-                OpRef::Put { value, .. } => value,
-                _ => panic!("a put"),
-            })
-            .collect();
+        let stored: Vec<Slice> = (0..ops.len()).map(|i| encoded.value(i)).collect();
         for (value, stored) in values.iter().zip(&stored) {
             assert_eq!(decode(stored).expect("a value"), value.as_slice());
         }
         let tags: Vec<u8> = stored.iter().map(|s| s[0]).collect();
         assert_eq!(tags, [LZ4, LZ4, RAW, LZ4, RAW, LZ4]);
         // Each value compresses as it would alone.
-        assert_eq!(stored[3], round_trip(&values[3]).as_slice());
+        assert_eq!(&*stored[3], round_trip(&values[3]).as_slice());
     }
 
     #[test]
@@ -207,12 +190,9 @@ mod tests {
             OpRef::Put { key: b"e", value: b"5" },
         ];
         let encoded = Encoded::new(&ops);
-        let stored = encoded.ops(&ops);
-        assert!(matches!(stored[0], OpRef::Put { key: b"a", value: b"\x001" }));
-        assert!(matches!(stored[1], OpRef::Delete { key: b"b" }));
-        assert!(matches!(stored[2], OpRef::PutIfAbsent { key: b"c", value: b"" }));
-        assert!(matches!(stored[3], OpRef::DeleteRange { start: b"d", end: None }));
-        assert!(matches!(stored[4], OpRef::Put { key: b"e", value: b"\x005" }));
+        let stored: Vec<Option<&[u8]>> = encoded.values.iter().map(|v| v.as_deref()).collect();
+        assert_eq!(stored, [Some(&b"\x001"[..]), None, Some(b""), None, Some(b"\x005")]);
+        assert_eq!(encoded.bytes(), 4);
     }
 
     #[test]
