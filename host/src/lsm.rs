@@ -245,9 +245,9 @@ impl LsmStore {
         // deletes a sealed journal only once every keyspace has written out what the
         // journal holds of it, and this keyspace's in-memory table never fills: left
         // there, it kept every journal of a load, which each later open read through
-        // before its first answer (1.6 s after a load of 100,000 updates; loads past
-        // fjall's 512 MB of journal had it written out by fjall itself). A no-op once
-        // it is written out.
+        // before its first answer (about a second after a load of 100,000 updates;
+        // loads past fjall's 512 MB of journal had it written out by fjall itself). A
+        // no-op once it is written out.
         layout.rotate_memtable().map_err(backend)?;
         Ok(LsmStore { db, kv, durability, writer: Mutex::new(0), memtable_bytes, rows })
     }
