@@ -46,6 +46,7 @@ use crate::ids::{SynchronizerId, UpdateId};
 use crate::json::{Json, Object};
 use crate::keys::{self, Key};
 use crate::ledger::updates::{body_key, response_body};
+use crate::network::Backfill;
 use crate::route::UpdateApi;
 use crate::store::{Scan, Store};
 use crate::time::Timestamp;
@@ -204,7 +205,9 @@ pub async fn updates_before<S: Store>(store: &S, body: &[u8]) -> Result<Response
 }
 
 /// `GET /v0/backfilling/status`: complete when the node holds at least one migration
-/// and its backfill records say every migration it holds is complete.
+/// and its backfill records say that it has every update and every import update of
+/// each migration it holds (as the network's own nodes answer: a history whose import
+/// updates are still being backfilled is not complete).
 pub async fn status<S: Store>(store: &S) -> Result<Response, Error> {
     let held = store.scan(&Scan::prefix(&[keys::MIGRATION_RANGE], MAX_MIGRATIONS)).await?;
     let mut migrations: Vec<i64> = held.iter().filter_map(|(key, _)| keys::decode_i64(key, 1)).collect();
@@ -219,10 +222,11 @@ pub async fn status<S: Store>(store: &S) -> Result<Response, Error> {
     let mut complete = !migrations.is_empty();
     for record in store.get_many(&keys).await? {
         let done = match record {
-            Some(bytes) => Json::parse(&bytes)
-                .ok()
-                .and_then(|json| json.as_object().and_then(|o| o.get("complete")).and_then(Json::as_bool))
-                .ok_or_else(|| Error::Internal("an unreadable backfill record".into()))?,
+            Some(bytes) => {
+                let backfill: Backfill = serde_json::from_slice(&bytes)
+                    .map_err(|e| Error::Internal(format!("an unreadable backfill record: {e}")))?;
+                backfill.complete && backfill.import_updates_complete
+            }
             None => false,
         };
         complete &= done;
@@ -507,12 +511,19 @@ mod tests {
 
     #[test]
     fn the_status_is_complete_only_when_every_held_migration_is() {
-        let backfill = |m: i64, complete: bool| json!({"backfill": {"migration_id": m, "complete": complete, "import_updates_complete": complete}});
+        let backfill = |m: i64, complete: bool, imports: bool| json!({"backfill": {"migration_id": m, "complete": complete, "import_updates_complete": imports}});
+        let apply = |held: &MemoryStore, record: J| {
+            let body = format!("{record}\n");
+            block_on(crate::ingest::ingest(body.as_bytes(), held, &Config::default())).expect("ingested");
+        };
         assert_eq!(call(block_on(status(&MemoryStore::new()))).1, json!({"complete": false}));
-        let held = store(&[transaction("a", 0, "s", &at(1)), transaction("b", 1, "s", &at(1)), backfill(0, true)]);
+        let held =
+            store(&[transaction("a", 0, "s", &at(1)), transaction("b", 1, "s", &at(1)), backfill(0, true, true)]);
         assert_eq!(call(block_on(status(&held))).1, json!({"complete": false}));
-        let body = format!("{}\n", backfill(1, true));
-        block_on(crate::ingest::ingest(body.as_bytes(), &held, &Config::default())).expect("ingested");
+        // Every update of migration 1, but not yet every import update.
+        apply(&held, backfill(1, true, false));
+        assert_eq!(call(block_on(status(&held))).1, json!({"complete": false}));
+        apply(&held, backfill(1, true, true));
         assert_eq!(call(block_on(status(&held))).1, json!({"complete": true}));
     }
 
