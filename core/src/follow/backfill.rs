@@ -1,0 +1,179 @@
+//! Import updates, and history from before what this node holds: the parts of following
+//! that page through the upstream's backfilling endpoints.
+
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::pages::Item;
+use super::{FollowError, Follower, Link, Side, read, to_vec};
+use crate::time::Timestamp;
+
+impl<U: Link, L: Link> Follower<'_, U, L> {
+    /// Applies the upstream's import updates of `migration_id` after the last one held
+    /// here, up to `last`; false when the page budget ran out first.
+    pub(super) async fn imports(&mut self, migration_id: i64, last: &str) -> Result<bool, FollowError> {
+        loop {
+            let held = self.imported.get(&migration_id).cloned().unwrap_or_default();
+            if held.as_str() >= last {
+                return Ok(true);
+            }
+            if self.report.pages >= self.limits.max_pages {
+                return Ok(false);
+            }
+            let body = serde_json::json!({
+                "migration_id": migration_id,
+                "after_update_id": held,
+                "limit": self.limits.page_size,
+            });
+            const PATH: &str = "/v0/backfilling/import-updates";
+            let page = self.page(PATH, &body).await?;
+            let Some(end) = page.last().map(|item| item.update.id().to_owned()) else {
+                // The upstream's list ended before the last id its state named: it was
+                // reset in between. The next call starts again from its new state.
+                return Ok(true);
+            };
+            if page.iter().any(|item| !item.update.is_import() || item.update.migration_id() != migration_id) {
+                return Err(FollowError(format!(
+                    "the upstream answered POST {PATH} for migration {migration_id} with an update that is not one of its import updates"
+                )));
+            }
+            let batch = self.with_blobs(page).await?;
+            let applied = self.ingest(batch, "a page of the upstream's POST /v0/backfilling/import-updates").await?;
+            self.report.summary.add(&applied);
+            self.report.pages += 1;
+            self.imported.insert(migration_id, end);
+        }
+    }
+
+    /// Applies the updates the upstream holds from before the earliest this node holds
+    /// of their migration and synchronizer: history the upstream backfilled after this
+    /// node had followed past that point. Pages go back in time from this node's earliest
+    /// update (`POST /v0/backfilling/updates-before`), so each page applied is progress
+    /// the next call keeps. Only history up to this node's stream position is taken:
+    /// what the upstream adds after it is the stream's. False when the page budget ran
+    /// out first.
+    pub(super) async fn earlier_history(&mut self) -> Result<bool, FollowError> {
+        let Some(position) = self.report.position.clone() else { return Ok(true) };
+        let end = time(&position.after_record_time, "this node's stream position")?;
+        let mut migration = Some(position.after_migration_id);
+        while let Some(migration_id) = migration {
+            let Some(theirs) = self.migration_info(Side::Upstream, migration_id).await? else { break };
+            let ours = self.migration_info(Side::Local, migration_id).await?;
+            for range in &theirs.record_time_range {
+                let synchronizer = range.synchronizer_id.as_str();
+                let first = time(&range.min, "the upstream's migration info")?;
+                let held = ours.iter().flat_map(|o| &o.record_time_range).find(|r| r.synchronizer_id == synchronizer);
+                let mut before = match held {
+                    Some(held) => time(&held.min, "this node's migration info")?,
+                    None => later(time(&range.max, "the upstream's migration info")?),
+                };
+                if migration_id == position.after_migration_id {
+                    before = before.min(later(end));
+                }
+                while first < before {
+                    if self.report.pages >= self.limits.max_pages {
+                        return Ok(false);
+                    }
+                    let mut page = self.updates_before(migration_id, synchronizer, before, None).await?;
+                    let Some(oldest) = page.first().map(|item| item.update.record_time()) else { break };
+                    if page.len() >= self.limits.page_size as usize {
+                        // The page may have cut the group at its oldest record time: take
+                        // that group whole.
+                        let group =
+                            self.updates_before(migration_id, synchronizer, later(oldest), Some(oldest)).await?;
+                        page.retain(|item| item.update.record_time() > oldest);
+                        page.splice(0..0, group);
+                    }
+                    let batch = self.with_blobs(page).await?;
+                    let what = "a page of the upstream's POST /v0/backfilling/updates-before";
+                    let applied = self.ingest(batch, what).await?;
+                    self.report.summary.add(&applied);
+                    self.report.pages += 1;
+                    before = oldest;
+                }
+            }
+            migration = theirs.previous_migration_id;
+        }
+        Ok(true)
+    }
+
+    /// The upstream's most recent updates of `migration_id` and `synchronizer` before
+    /// `before` (and at or after `at_or_after`), a page of them, in ascending order.
+    async fn updates_before(
+        &self,
+        migration_id: i64,
+        synchronizer: &str,
+        before: Timestamp,
+        at_or_after: Option<Timestamp>,
+    ) -> Result<Vec<Item>, FollowError> {
+        let mut body = serde_json::json!({
+            "migration_id": migration_id,
+            "synchronizer_id": synchronizer,
+            "before": before.to_string(),
+            "count": if at_or_after.is_some() { crate::history::MAX_PAGE } else { self.limits.page_size },
+        });
+        if let Some(at_or_after) = at_or_after {
+            body["at_or_after"] = serde_json::json!(at_or_after.to_string());
+        }
+        const PATH: &str = "/v0/backfilling/updates-before";
+        let page = self.page(PATH, &body).await?;
+        let stray = page.iter().find(|item| {
+            let update = &item.update;
+            let time = update.record_time();
+            update.is_import()
+                || update.migration_id() != migration_id
+                || time >= before
+                || at_or_after.is_some_and(|t| time < t)
+        });
+        if let Some(item) = stray {
+            return Err(FollowError(format!(
+                "the upstream answered POST {PATH} for migration {migration_id} before {before} with update {}, which is not one of those",
+                item.update.id()
+            )));
+        }
+        Ok(page)
+    }
+
+    /// `side`'s `POST /v0/backfilling/migration-info` of `migration_id`; `None` when it
+    /// holds no update of that migration.
+    async fn migration_info(&self, side: Side, migration_id: i64) -> Result<Option<MigrationInfo>, FollowError> {
+        const PATH: &str = "/v0/backfilling/migration-info";
+        let body = to_vec(&serde_json::json!({ "migration_id": migration_id }))?;
+        let response = self.post(side, PATH, body).await?;
+        if response.status == 404 {
+            return Ok(None);
+        }
+        read(side, PATH, &response).map(Some)
+    }
+}
+
+/// The parts of `POST /v0/backfilling/migration-info`'s answer the follower reads.
+#[derive(serde::Deserialize)]
+struct MigrationInfo {
+    /// The migration before it that holds updates.
+    #[serde(default)]
+    previous_migration_id: Option<i64>,
+    /// The record times it holds, by synchronizer.
+    record_time_range: Vec<SynchronizerRange>,
+}
+
+/// The earliest and latest record time of a migration's updates on one synchronizer.
+#[derive(serde::Deserialize)]
+struct SynchronizerRange {
+    synchronizer_id: String,
+    min: String,
+    max: String,
+}
+
+/// `text`, a record time that `source` gave.
+fn time(text: &str, source: &str) -> Result<Timestamp, FollowError> {
+    Timestamp::parse(text)
+        .map_err(|e| FollowError(format!("{source} holds a record time {text:?} that is not one: {e}")))
+}
+
+/// The microsecond after `time` (the last one, at the end of time).
+fn later(time: Timestamp) -> Timestamp {
+    Timestamp::from_micros(time.micros().saturating_add(1)).unwrap_or(Timestamp::MAX)
+}

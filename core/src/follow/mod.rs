@@ -1,0 +1,350 @@
+//! Following another node: keeping this node's history current from an upstream node.
+//!
+//! [`sync`] is the follower, written once for every host: the native
+//! `ledger-node follow` and the worker's scheduled follower only supply two [`Link`]s,
+//! one to the upstream (over HTTP, with the upstream's admin token) and one to this node
+//! (its own handler, with an admin token of the host's), and call it in a loop or once
+//! per run.
+//!
+//! **What comes across.** Updates come from the upstream's public history stream
+//! (`POST /v2/updates`, `protobuf_json`) and its import updates
+//! (`POST /v0/backfilling/import-updates`); what those leave out comes from the
+//! upstream's export endpoints ([`crate::export`], admin token): the created-event blobs
+//! of contracts the upstream still holds active (the blobs the registry discloses; an
+//! archived contract's blob is not kept by any node), the backfill records, the
+//! roll-forward plan and party hosting. Wallet users and buy-traffic requests are each
+//! node's own and are not copied. Everything is applied through this node's ordinary
+//! ingest (`POST /v0/admin/ingest`): atomic, idempotent, and a 409 for an update that
+//! differs from the one held under its id.
+//!
+//! **Position.** A follower's position in the stream is the last (migration id, record
+//! time) of its own stream index, its position in a migration's import updates is the
+//! largest import update id it holds, and where its history of a migration and
+//! synchronizer starts is the earliest record time it holds there: all are the data
+//! itself, written by the atomic ingest of each page, so a follower killed at any
+//! moment resumes exactly where its last page was applied, without gap or duplicate.
+//! This holds while the follower is fed by following alone, and the upstream's history
+//! grows at its ends, as a network node's does: new updates after the last, backfilled
+//! history before the first of its migration and synchronizer. An update ingested
+//! upstream between two the follower holds, or an import update with an id below the
+//! largest it holds of that migration, is not seen by it.
+//!
+//! **Order.** One call: the import updates of the migrations up to the one the stream
+//! position is in; then stream pages, each cut at a change of migration id, the import
+//! updates of a migration applied before its first stream page; once the stream is
+//! caught up, import updates that arrived late; then, going back from the position, the
+//! history the upstream holds from before the follower's first update of each migration
+//! and synchronizer (`POST /v0/backfilling/updates-before`, newest page first), as a
+//! network node backfills; then backfill, roll-forward and hosting records that differ
+//! from this node's (a hosting the upstream no longer has is removed). So a follower
+//! applies a history in the order the upstream's ingest did, and once caught up answers
+//! every read but the wallet's as the upstream does.
+//!
+//! **Modules.** This one holds that order (`Follower::run`) and the requests to either
+//! side; `pages` fetches and checks stream pages and makes them ingest batches, with the
+//! blobs the public stream leaves out; `backfill` takes import updates and the history
+//! from before what this node holds; `network` copies the network records.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::exec::join;
+use crate::export::{HostingKey, Position, State};
+use crate::http::{Body, Method, Request, Response};
+use crate::ingest::Summary;
+
+mod backfill;
+mod network;
+mod pages;
+#[cfg(test)]
+mod tests;
+
+/// The variable naming a follower's upstream node, where the host reads one from its
+/// configuration (the worker; the native command takes `--upstream`).
+pub const UPSTREAM_URL: &str = "LEDGER_NODE_UPSTREAM_URL";
+/// The variable holding the upstream's admin token, which its export endpoints need.
+pub const UPSTREAM_TOKEN: &str = "LEDGER_NODE_UPSTREAM_TOKEN";
+
+/// One side of the follower: sends a request to a node and returns its response.
+///
+/// The hosts run the follower on one thread, so the future need not be `Send`.
+#[allow(async_fn_in_trait)]
+pub trait Link {
+    /// Sends `request`. `Err` means no response came (the node is unreachable, the
+    /// connection broke, the answer took too long), described for the operator.
+    async fn send(&self, request: Request) -> Result<Response, String>;
+}
+
+/// How much one call of [`sync`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Updates asked for in one page (1 to [`crate::history::MAX_PAGE`]).
+    pub page_size: u32,
+    /// Most pages of updates (stream and import pages) one call applies; the call then
+    /// returns with [`Report::caught_up`] false and the next call goes on.
+    pub max_pages: u32,
+    /// Whether two stream pages may be in ingest at once. Only for a local link that
+    /// applies concurrent ingest requests in the order they were sent (the order their
+    /// futures are first polled) and refuses every one after one that failed, as the
+    /// native host's turns do: otherwise a later page could land without an earlier one,
+    /// and the position, which is the data, would pass over the gap.
+    pub pipelined: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { page_size: 500, max_pages: u32::MAX, pipelined: false }
+    }
+}
+
+/// What one call of [`sync`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// What this node's ingest applied, added up over the call's batches.
+    pub summary: Summary,
+    /// Pages of updates applied that moved the follower on (a page that only checked
+    /// the last group it held does not count).
+    pub pages: u32,
+    /// Whether the follower reached the upstream's end (and copied its network
+    /// records); false when [`Limits::max_pages`] stopped it first.
+    pub caught_up: bool,
+    /// The stream position after the call.
+    pub position: Option<Position>,
+}
+
+/// Why following stopped; nothing of the page or records at fault was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowError(String);
+
+impl fmt::Display for FollowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl core::error::Error for FollowError {}
+
+/// Brings this node (`local`) up to date with `upstream`, within `limits`; see the
+/// module docs.
+pub async fn sync<U: Link, L: Link>(upstream: &U, local: &L, limits: &Limits) -> Result<Report, FollowError> {
+    let page_size = limits.page_size.clamp(1, crate::history::MAX_PAGE);
+    let mut follower = Follower {
+        upstream,
+        local,
+        limits: Limits { page_size, ..*limits },
+        report: Report::default(),
+        imported: BTreeMap::new(),
+    };
+    follower.run().await?;
+    Ok(follower.report)
+}
+
+/// Which node a request went to, for messages.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Upstream,
+    Local,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Upstream => "the upstream",
+            Side::Local => "this node",
+        })
+    }
+}
+
+/// One call of [`sync`]: both links, the budget, and what the call did so far.
+struct Follower<'a, U, L> {
+    upstream: &'a U,
+    local: &'a L,
+    limits: Limits,
+    report: Report,
+    /// The largest import update id held here, by migration.
+    imported: BTreeMap<i64, String>,
+}
+
+impl<U: Link, L: Link> Follower<'_, U, L> {
+    async fn run(&mut self) -> Result<(), FollowError> {
+        let upstream_state = self.state(Side::Upstream, None).await?;
+        let local_state = self.state(Side::Local, None).await?;
+        self.report.position = local_state.stream_position.clone();
+        self.imported = local_state.import_updates.iter().map(|i| (i.migration_id, i.last_update_id.clone())).collect();
+        let upstream_imports: Vec<(i64, String)> =
+            upstream_state.import_updates.iter().map(|i| (i.migration_id, i.last_update_id.clone())).collect();
+
+        let mut current = self.report.position.as_ref().map(|p| p.after_migration_id);
+        for (migration_id, last) in &upstream_imports {
+            if current.is_some_and(|c| *migration_id <= c) && !self.imports(*migration_id, last).await? {
+                return Ok(());
+            }
+        }
+        // The first page starts at the last group held, not after it: ingest finds it
+        // unchanged, or refuses an update of it that differs from the one held, and
+        // takes updates the upstream added to it since. While pages are applied here,
+        // the next ones are fetched and prepared; pipelined, two are applied at once.
+        let depth = if self.limits.pipelined { 2 } else { 1 };
+        let after = self.report.position.as_ref().map(Position::at_group);
+        let mut ready = self.prepare_pages(after, depth).await?;
+        while let Some(migration_id) = ready.first().map(|page| page.migration_id) {
+            if self.report.pages >= self.limits.max_pages {
+                return Ok(());
+            }
+            if current != Some(migration_id) {
+                if let Some((_, last)) = upstream_imports.iter().find(|(m, _)| *m == migration_id)
+                    && (!self.imports(migration_id, last).await? || self.report.pages >= self.limits.max_pages)
+                {
+                    return Ok(());
+                }
+                current = Some(migration_id);
+            }
+            // The pages to apply now: of this migration, within the budget. A page that
+            // only checked the last group held is not progress.
+            let mut now = Vec::new();
+            let mut pages = self.report.pages;
+            let mut position = self.report.position.clone();
+            while let Some(page) = ready.first() {
+                let progress = position.as_ref() != Some(&page.position);
+                if page.migration_id != migration_id
+                    || (!now.is_empty() && pages + u32::from(progress) > self.limits.max_pages)
+                {
+                    break;
+                }
+                pages += u32::from(progress);
+                position = Some(page.position.clone());
+                now.push(ready.remove(0));
+            }
+            // Prefetch goes on after the pages already prepared.
+            let last = ready.last().map(|page| page.position.clone()).or_else(|| position.clone());
+            let wanted = depth.saturating_sub(ready.len());
+            let more = pages < self.limits.max_pages && wanted > 0;
+            let batches: Vec<Vec<u8>> = now.iter_mut().map(|page| core::mem::take(&mut page.batch)).collect();
+            let applying = self.ingest_pages(batches);
+            let (applied, prepared) = if more {
+                let (applied, prepared) = join(applying, self.prepare_pages(last, wanted)).await;
+                (applied, Some(prepared))
+            } else {
+                (applying.await, None)
+            };
+            for (page, applied) in now.iter().zip(applied) {
+                self.report.summary.add(&applied?);
+                if self.report.position.as_ref() != Some(&page.position) {
+                    self.report.pages += 1;
+                }
+                self.report.position = Some(page.position.clone());
+            }
+            match prepared {
+                Some(prepared) => ready.extend(prepared?),
+                None if ready.is_empty() => return Ok(()),
+                None => {}
+            }
+        }
+        for (migration_id, last) in &upstream_imports {
+            if !self.imports(*migration_id, last).await? {
+                return Ok(());
+            }
+        }
+        if !self.earlier_history().await? {
+            return Ok(());
+        }
+        self.network_records(upstream_state, local_state).await?;
+        self.report.caught_up = true;
+        Ok(())
+    }
+
+    /// A page of `side`'s export state, hosting records after `topology_after`.
+    async fn state(&self, side: Side, topology_after: Option<&HostingKey>) -> Result<State, FollowError> {
+        let body = to_vec(&serde_json::json!({ "topology_after": topology_after }))?;
+        self.call(side, "/v0/admin/export/state", body).await
+    }
+
+    /// Applies `batch` here; what it did.
+    async fn ingest(&self, batch: Vec<u8>, what: &str) -> Result<Summary, FollowError> {
+        let request = request("/v0/admin/ingest", batch, "application/x-ndjson");
+        let response = self.local.send(request).await.map_err(|e| FollowError(format!("this node: {e}")))?;
+        if response.status != 200 {
+            return Err(FollowError(format!(
+                "this node refused {what} ({}): {}; nothing of it was applied",
+                response.status,
+                error_text(&response)
+            )));
+        }
+        serde_json::from_slice(&response.body)
+            .map_err(|e| FollowError(format!("this node's ingest answered an unreadable summary: {e}")))
+    }
+
+    /// POSTs `body` (JSON) to `side`'s `path` and reads a 200's body as `T`.
+    async fn call<T: DeserializeOwned>(&self, side: Side, path: &str, body: Vec<u8>) -> Result<T, FollowError> {
+        let response = self.post(side, path, body).await?;
+        read(side, path, &response)
+    }
+
+    /// POSTs `body` (JSON) to `side`'s `path`; an error when no answer came.
+    async fn post(&self, side: Side, path: &str, body: Vec<u8>) -> Result<Response, FollowError> {
+        let request = request(path, body, "application/json");
+        match side {
+            Side::Upstream => self.upstream.send(request).await,
+            Side::Local => self.local.send(request).await,
+        }
+        .map_err(|e| FollowError(format!("{side}: POST {path}: {e}")))
+    }
+}
+
+/// `side`'s answer to `POST path`, a 200's body read as `T`.
+fn read<T: DeserializeOwned>(side: Side, path: &str, response: &Response) -> Result<T, FollowError> {
+    if response.status != 200 {
+        let hint = match (side, response.status) {
+            (Side::Upstream, 401 | 403) if path.starts_with("/v0/admin/") => {
+                "; a follower needs the upstream's admin token for its export endpoints"
+            }
+            _ => "",
+        };
+        return Err(FollowError(format!(
+            "{side} answered POST {path} with {}: {}{hint}",
+            response.status,
+            error_text(response)
+        )));
+    }
+    serde_json::from_slice(&response.body)
+        .map_err(|e| FollowError(format!("{side} answered POST {path} with a malformed body: {e}")))
+}
+
+/// `{"<kind>": record}`.
+fn record_line(kind: &str, record: &impl Serialize) -> Result<Vec<u8>, FollowError> {
+    to_vec(&BTreeMap::from([(kind, record)]))
+}
+
+fn request(path: &str, body: Vec<u8>, content_type: &str) -> Request {
+    let mut request = Request::new(Method::Post, path);
+    request.headers.push(("content-type".into(), content_type.into()));
+    request.body = Body::Complete(body);
+    request
+}
+
+/// `value` as JSON, for a request body or an ingest line; one that does not serialize
+/// stops the follower rather than send an empty body.
+fn to_vec(value: &impl Serialize) -> Result<Vec<u8>, FollowError> {
+    crate::json::write::to_vec(value).map_err(|e| FollowError(format!("writing a request to send: {e}")))
+}
+
+/// A response's `error` field, or the start of its body.
+fn error_text(response: &Response) -> String {
+    #[derive(serde::Deserialize)]
+    struct Refusal {
+        error: String,
+    }
+    match serde_json::from_slice::<Refusal>(&response.body) {
+        Ok(refusal) => refusal.error,
+        Err(_) => {
+            let text = String::from_utf8_lossy(&response.body[..response.body.len().min(200)]).into_owned();
+            if text.is_empty() { "(no body)".into() } else { text }
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Stream pages: fetched from the upstream, checked, and made into ingest batches with
+//! the blobs the public stream leaves out.
+
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde_json::value::RawValue;
+
+use super::{FollowError, Follower, Link, Side, to_vec};
+use crate::exec::join;
+use crate::export::{self, Blobs, Position};
+use crate::ingest::Summary;
+use crate::json::Json;
+use crate::update::{Blob, Event, Update};
+
+/// An update of a page, and its text as the upstream sent it.
+pub(super) struct Item {
+    pub(super) update: Update,
+    text: Box<RawValue>,
+}
+
+/// A page of the stream, ready for ingest.
+pub(super) struct Prepared {
+    /// The migration all its updates belong to.
+    pub(super) migration_id: i64,
+    /// The position of its last update.
+    pub(super) position: Position,
+    /// Its ingest batch.
+    pub(super) batch: Vec<u8>,
+}
+
+/// `{"transactions": [...]}`, items left as text.
+#[derive(serde::Deserialize)]
+struct Page {
+    transactions: Vec<Box<RawValue>>,
+}
+
+impl<U: Link, L: Link> Follower<'_, U, L> {
+    /// The page of the upstream's stream after `after`.
+    async fn stream_page(&self, after: Option<&Position>) -> Result<Vec<Item>, FollowError> {
+        let mut body = serde_json::json!({
+            "page_size": self.limits.page_size,
+            "daml_value_encoding": "protobuf_json",
+        });
+        if let Some(after) = after {
+            body["after"] = serde_json::json!(after);
+        }
+        let page = self.page("/v2/updates", &body).await?;
+        if let (Some(after), Some(Item { update: first, .. })) = (after, page.first()) {
+            let time = first.record_time().to_string();
+            if (first.migration_id(), time.as_str()) <= (after.after_migration_id, after.after_record_time.as_str())
+                || first.is_import()
+            {
+                return Err(FollowError(format!(
+                    "the upstream answered POST /v2/updates after migration {} at {} with update {} of migration {} at {time}, \
+                     which is not after it",
+                    after.after_migration_id,
+                    after.after_record_time,
+                    first.id(),
+                    first.migration_id()
+                )));
+            }
+        }
+        Ok(page)
+    }
+
+    /// A page of updates from the upstream's `path`, parsed.
+    pub(super) async fn page(&self, path: &str, body: &serde_json::Value) -> Result<Vec<Item>, FollowError> {
+        let page: Page = self.call(Side::Upstream, path, to_vec(body)?).await?;
+        let mut line = Vec::new();
+        page.transactions
+            .into_iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let malformed = |problem: String| {
+                    FollowError(format!(
+                        "the upstream's POST {path} answered a malformed page: item {index}: {problem}"
+                    ))
+                };
+                // Items are ingest records but for their blobs: the fast reader takes
+                // them, and the strict parser names what is wrong with one it declines.
+                line.clear();
+                line.extend_from_slice(b"{\"update\":");
+                line.extend_from_slice(text.get().as_bytes());
+                line.push(b'}');
+                let update = match crate::update::fast::update_line(&line) {
+                    Some(update) => update,
+                    None => {
+                        let json = Json::parse(text.get().as_bytes()).map_err(|e| malformed(e.to_string()))?;
+                        Update::parse(&json).map_err(|e| malformed(e.to_string()))?
+                    }
+                };
+                Ok(Item { update, text })
+            })
+            .collect()
+    }
+
+    /// Up to `count` consecutive stream pages after `after`, prepared; fewer at the
+    /// end of the stream.
+    pub(super) async fn prepare_pages(
+        &self,
+        mut after: Option<Position>,
+        count: usize,
+    ) -> Result<Vec<Prepared>, FollowError> {
+        let mut pages = Vec::with_capacity(count);
+        while pages.len() < count {
+            let Some(page) = self.prepare(after.as_ref()).await? else { break };
+            after = Some(page.position.clone());
+            pages.push(page);
+        }
+        Ok(pages)
+    }
+
+    /// Applies the batches of one or two stream pages here, at once when there are two
+    /// (the first sent first), and says what each did.
+    pub(super) async fn ingest_pages(&self, mut batches: Vec<Vec<u8>>) -> Vec<Result<Summary, FollowError>> {
+        const WHAT: &str = "a page of the upstream's POST /v2/updates";
+        match (batches.pop(), batches.pop()) {
+            (Some(second), Some(first)) => {
+                let (first, second) = join(self.ingest(first, WHAT), self.ingest(second, WHAT)).await;
+                alloc::vec![first, second]
+            }
+            (Some(only), None) => alloc::vec![self.ingest(only, WHAT).await],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The upstream's stream page after `after`, cut where its migration id changes,
+    /// prepared for ingest; `None` at the end of the stream.
+    async fn prepare(&self, after: Option<&Position>) -> Result<Option<Prepared>, FollowError> {
+        let page = self.stream_page(after).await?;
+        let Some(migration_id) = page.first().map(|item| item.update.migration_id()) else { return Ok(None) };
+        let page: Vec<Item> = page.into_iter().take_while(|item| item.update.migration_id() == migration_id).collect();
+        let Some(position) = page.last().map(|item| Position {
+            after_migration_id: migration_id,
+            after_record_time: item.update.record_time().to_string(),
+        }) else {
+            return Ok(None);
+        };
+        Ok(Some(Prepared { migration_id, position, batch: self.with_blobs(page).await? }))
+    }
+
+    /// `items` as one ingest batch, with the blobs the upstream holds for their created
+    /// events filled in. An item none of whose events has a blob upstream goes as the
+    /// upstream sent it: it is already an ingest record.
+    ///
+    /// The upstream holds blobs of active contracts only, and it has applied every
+    /// update of the page: a contract that an update of the page archives has none
+    /// there, and is not asked for. Most contracts live briefly, so this leaves few.
+    pub(super) async fn with_blobs(&self, mut items: Vec<Item>) -> Result<Vec<u8>, FollowError> {
+        let archived: BTreeSet<String> =
+            items.iter().flat_map(|item| archived_contracts(&item.update)).map(ToOwned::to_owned).collect();
+        let ids: Vec<String> = items
+            .iter_mut()
+            .flat_map(|item| item.update.created_events_mut())
+            .filter(|e| e.created_event_blob.is_none() && !archived.contains(&e.contract_id))
+            .map(|e| e.contract_id.clone())
+            .collect();
+        let mut blobs = BTreeMap::new();
+        for chunk in ids.chunks(export::MAX_CONTRACT_IDS) {
+            let body = to_vec(&serde_json::json!({ "contract_ids": chunk }))?;
+            let found: Blobs = self.call(Side::Upstream, "/v0/admin/export/blobs", body).await?;
+            for blob in found.blobs {
+                let parsed = Blob::parse(&blob.created_event_blob).map_err(|e| {
+                    FollowError(format!(
+                        "the upstream's POST /v0/admin/export/blobs answered a malformed blob for contract {}: {e:?}",
+                        blob.contract_id
+                    ))
+                })?;
+                blobs.insert(blob.contract_id, parsed);
+            }
+        }
+        let mut batch = String::with_capacity(items.iter().map(|item| item.text.get().len() + 12).sum());
+        for item in &mut items {
+            let mut filled = false;
+            for event in item.update.created_events_mut() {
+                if event.created_event_blob.is_none()
+                    && let Some(blob) = blobs.get(&event.contract_id)
+                {
+                    event.created_event_blob = Some(blob.clone());
+                    filled = true;
+                }
+            }
+            batch.push_str("{\"update\":");
+            if filled {
+                batch.push_str(&item.update.ingest_text());
+            } else {
+                batch.push_str(item.text.get());
+            }
+            batch.push_str("}\n");
+        }
+        Ok(batch.into_bytes())
+    }
+}
+
+/// The contracts that `update` archives: those of its consuming exercised events.
+fn archived_contracts(update: &Update) -> impl Iterator<Item = &str> {
+    update.as_transaction().into_iter().flat_map(|t| t.events_by_id.values()).filter_map(|event| match event {
+        Event::Exercised(exercised) if exercised.consuming => Some(exercised.contract_id.as_str()),
+        _ => None,
+    })
+}

@@ -1,0 +1,464 @@
+use alloc::borrow::ToOwned;
+use alloc::string::ToString;
+use alloc::vec;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::config::Config;
+use crate::env::Env;
+use crate::exec::block_on;
+use crate::service::handle;
+use crate::store::MemoryStore;
+use crate::time::Timestamp;
+
+const TOKEN: &str = "admin-token";
+
+/// A node over a memory store, reached through its handler with the admin token.
+struct Node {
+    store: MemoryStore,
+    config: Config,
+}
+
+impl Node {
+    fn new() -> Self {
+        Node { store: MemoryStore::new(), config: Config { admin_token: Some(TOKEN.into()), ..Config::default() } }
+    }
+
+    fn answer(&self, mut request: Request) -> Response {
+        request.headers.push(("authorization".into(), format!("Bearer {TOKEN}")));
+        let env = Env { now: Timestamp::UNIX_EPOCH, entropy: [7; 32], config: &self.config };
+        block_on(handle(&request, &env, &self.store))
+    }
+
+    fn call(&self, method: Method, target: &str, body: &str) -> (u16, String) {
+        let mut request = Request::new(method, target);
+        request.body = Body::Complete(body.as_bytes().to_vec());
+        let response = self.answer(request);
+        (response.status, String::from_utf8(response.body).expect("a UTF-8 body"))
+    }
+
+    fn ingest(&self, records: &[Value]) {
+        let batch: Vec<String> = records.iter().map(Value::to_string).collect();
+        let (status, body) = self.call(Method::Post, "/v0/admin/ingest", &batch.join("\n"));
+        assert_eq!(status, 200, "{body}");
+    }
+}
+
+impl Link for Node {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        Ok(self.answer(request))
+    }
+}
+
+fn created(update_id: &str, n: u32, contract_id: &str, blob: Option<&str>) -> (String, Value) {
+    let event_id = format!("{update_id}:{n}");
+    let mut event = json!({
+        "event_type": "created_event",
+        "event_id": event_id,
+        "contract_id": contract_id,
+        "template_id": "pkg0:Platform.Coin:Coin",
+        "package_name": "platform",
+        "create_arguments": {"record": {"fields": [{"label": "owner", "value": {"party": "alice::1220"}}]}},
+        "created_at": "2024-01-01T00:00:00.000000Z",
+        "signatories": ["dso::1220"],
+        "observers": []
+    });
+    if let Some(blob) = blob {
+        event["created_event_blob"] = json!(blob);
+    }
+    (event_id, event)
+}
+
+fn archived(update_id: &str, n: u32, contract_id: &str) -> (String, Value) {
+    let event_id = format!("{update_id}:{n}");
+    let event = json!({
+        "event_type": "exercised_event",
+        "event_id": event_id,
+        "contract_id": contract_id,
+        "template_id": "pkg0:Platform.Coin:Coin",
+        "package_name": "platform",
+        "choice": "Archive",
+        "choice_argument": {"record": {}},
+        "child_event_ids": [],
+        "exercise_result": {"unit": {}},
+        "consuming": true,
+        "acting_parties": ["alice::1220"]
+    });
+    (event_id, event)
+}
+
+fn update(id: &str, migration_id: i64, record_time: &str, events: Vec<(String, Value)>) -> Value {
+    let roots: Vec<&String> = events.iter().map(|(id, _)| id).collect();
+    let by_id: serde_json::Map<String, Value> = events.iter().cloned().collect();
+    json!({"update": {
+        "update_id": id,
+        "migration_id": migration_id,
+        "workflow_id": "",
+        "record_time": record_time,
+        "synchronizer_id": "global-domain::1220aa",
+        "effective_at": record_time,
+        "root_event_ids": roots,
+        "events_by_id": by_id,
+    }})
+}
+
+const IMPORT_TIME: &str = "0001-01-01T00:00:00.000000Z";
+
+/// A history of two migrations: blobs on active, archived and imported contracts, a
+/// group of two updates at one record time, import updates, and every network record.
+fn history() -> Vec<Value> {
+    vec![
+        update(
+            "u-a",
+            0,
+            "2024-01-01T00:00:01.000000Z",
+            vec![created("u-a", 0, "c-a", Some("AAEC")), created("u-a", 1, "c-b", Some("AAED"))],
+        ),
+        update("u-b", 0, "2024-01-01T00:00:02.000000Z", vec![archived("u-b", 0, "c-a")]),
+        update("u-c", 0, "2024-01-01T00:00:02.000000Z", vec![created("u-c", 0, "c-c", None)]),
+        update("00i1", 1, IMPORT_TIME, vec![created("00i1", 0, "00i1", Some("AAEF"))]),
+        update("00i2", 1, IMPORT_TIME, vec![created("00i2", 0, "00i2", Some("AAEA"))]),
+        update("u-d", 1, "2024-01-02T00:00:00.000000Z", vec![created("u-d", 0, "c-d", Some("AQID"))]),
+        json!({"topology": {"synchronizer_id": "s1", "party_id": "p1", "participant_ids": ["n1"]}}),
+        json!({"topology": {"synchronizer_id": "s1", "party_id": "p2", "participant_ids": ["n1", "n2"]}}),
+        json!({"backfill": {"migration_id": 0, "complete": true, "import_updates_complete": true}}),
+        json!({"roll_forward_lsu": {
+            "upgradeTime": "2025-01-01T00:00:00Z",
+            "currentPhysicalSynchronizerId": "global-domain::1220aa::1",
+            "successorPhysicalSynchronizerId": "global-domain::1220aa::2"
+        }}),
+    ]
+}
+
+/// Requests whose answers must be the same on a follower as on its upstream.
+fn reads() -> Vec<(Method, String, String)> {
+    let mut reads = Vec::new();
+    for id in ["u-a", "u-b", "u-c", "00i1", "00i2", "u-d"] {
+        for version in ["v1", "v2"] {
+            for encoding in ["compact_json", "protobuf_json"] {
+                let target = format!("/{version}/updates/{id}?daml_value_encoding={encoding}");
+                reads.push((Method::Get, target, String::new()));
+            }
+        }
+    }
+    for version in ["v1", "v2"] {
+        for encoding in ["compact_json", "protobuf_json"] {
+            let body = format!(r#"{{"page_size": 1000, "daml_value_encoding": "{encoding}"}}"#);
+            reads.push((Method::Post, format!("/{version}/updates"), body));
+        }
+    }
+    for migration_id in [0, 1] {
+        let body = format!(r#"{{"migration_id": {migration_id}, "after_update_id": "", "limit": 1000}}"#);
+        reads.push((Method::Post, "/v0/backfilling/import-updates".into(), body));
+        reads.push((
+            Method::Post,
+            "/v0/backfilling/migration-info".into(),
+            format!(r#"{{"migration_id": {migration_id}}}"#),
+        ));
+    }
+    let contracts = r#"{"contract_ids": ["c-a", "c-b", "c-c", "c-d", "00i1", "00i2"]}"#;
+    reads.push((Method::Post, "/v0/admin/export/blobs".into(), contracts.into()));
+    reads.push((Method::Post, "/v0/admin/export/state".into(), String::new()));
+    for target in [
+        "/v0/backfilling/status",
+        "/v0/roll-forward-lsu",
+        "/v1/domains/s1/parties/p1/participant-id",
+        "/v1/domains/s1/parties/p3/participant-id",
+    ] {
+        reads.push((Method::Get, target.into(), String::new()));
+    }
+    reads
+}
+
+fn assert_same(upstream: &Node, follower: &Node) {
+    for (method, target, body) in reads() {
+        let (theirs, ours) =
+            (upstream.call(method.clone(), &target, &body), follower.call(method.clone(), &target, &body));
+        assert_eq!(theirs, ours, "{} {target} {body}", method.as_str());
+    }
+}
+
+fn upstream() -> Node {
+    let node = Node::new();
+    node.ingest(&history());
+    node
+}
+
+#[test]
+fn a_follower_answers_every_read_as_its_upstream_does() {
+    let (upstream, follower) = (upstream(), Node::new());
+    let report = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+    assert!(report.caught_up);
+    assert_eq!(report.summary.applied.update, 6);
+    assert_eq!(
+        report.position,
+        Some(Position { after_migration_id: 1, after_record_time: "2024-01-02T00:00:00.000000Z".into() })
+    );
+    assert_same(&upstream, &follower);
+    // The archived contract's blob is not kept anywhere; the others came across.
+    let (_, blobs) =
+        follower.call(Method::Post, "/v0/admin/export/blobs", r#"{"contract_ids": ["c-a", "c-b", "00i1"]}"#);
+    assert_eq!(
+        blobs,
+        r#"{"blobs":[{"contract_id":"c-b","created_event_blob":"AAED"},{"contract_id":"00i1","created_event_blob":"AAEF"}]}"#
+    );
+    // Nothing new upstream: a second call applies nothing.
+    let again = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+    assert_eq!((again.caught_up, again.pages, again.summary.applied.update), (true, 0, 0));
+    assert_eq!(again.summary.unchanged, 1, "the last group is read again, and found unchanged");
+}
+
+/// A link to a node that notes the contract ids asked of its blob export.
+struct Noting<'a> {
+    node: &'a Node,
+    asked: core::cell::RefCell<Vec<String>>,
+}
+
+impl Link for Noting<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path == "/v0/admin/export/blobs"
+            && let Body::Complete(body) = &request.body
+        {
+            let body: Value = serde_json::from_slice(body).expect("a JSON body");
+            let ids = body["contract_ids"].as_array().expect("contract ids").iter();
+            self.asked.borrow_mut().extend(ids.map(|id| id.as_str().expect("an id").to_owned()));
+        }
+        Ok(self.node.answer(request))
+    }
+}
+
+#[test]
+fn a_contract_archived_within_its_page_is_not_asked_for_and_one_archived_later_is() {
+    let upstream = upstream();
+    // One page holds c-a's creation (u-a) and archive (u-b): nothing to ask for it.
+    let (noting, follower) = (Noting { node: &upstream, asked: Default::default() }, Node::new());
+    block_on(sync(&noting, &follower, &Limits::default())).expect("following");
+    assert_eq!(noting.asked.into_inner(), ["c-b", "c-c", "c-d", "00i1", "00i2"]);
+    assert_same(&upstream, &follower);
+    // Pages of one update: c-a's page does not show its archive, so it is asked for,
+    // and the upstream has no blob for it.
+    let (noting, follower) = (Noting { node: &upstream, asked: Default::default() }, Node::new());
+    let limits = Limits { page_size: 1, ..Limits::default() };
+    while !block_on(sync(&noting, &follower, &limits)).expect("following").caught_up {}
+    assert!(noting.asked.borrow().contains(&"c-a".to_owned()), "{:?}", noting.asked);
+    assert_same(&upstream, &follower);
+}
+
+#[test]
+fn a_follower_of_a_follower_and_one_page_at_a_time_end_the_same() {
+    let (upstream, first, second) = (upstream(), Node::new(), Node::new());
+    block_on(sync(&upstream, &first, &Limits::default())).expect("following");
+    let limits = Limits { page_size: 1, max_pages: 1, ..Limits::default() };
+    let mut calls = 0;
+    while !block_on(sync(&first, &second, &limits)).expect("following").caught_up {
+        calls += 1;
+        assert!(calls < 20, "never caught up");
+    }
+    // Pages of one: u-a, the group u-b and u-c whole, the imports one by one, u-d.
+    assert_eq!(calls, 5);
+    assert_same(&upstream, &second);
+}
+
+#[test]
+fn pipelined_pages_in_any_budget_end_the_same() {
+    let upstream = upstream();
+    for (page_size, max_pages) in [(1, 1), (1, 2), (1, 3), (2, 5), (500, u32::MAX)] {
+        let follower = Node::new();
+        let limits = Limits { page_size, max_pages, pipelined: true };
+        let mut calls = 0;
+        while !block_on(sync(&upstream, &follower, &limits)).expect("following").caught_up {
+            calls += 1;
+            assert!(calls < 20, "never caught up with pages of {page_size}, {max_pages} a call");
+        }
+        assert_same(&upstream, &follower);
+    }
+}
+
+#[test]
+fn a_blob_lost_upstream_since_is_no_conflict_when_the_last_group_is_read_again() {
+    let history = history();
+    let (upstream, follower) = (Node::new(), Node::new());
+    // The follower takes u-a with the blob of c-a; then the upstream archives c-a,
+    // and no longer has that blob when the follower reads u-a's group again.
+    upstream.ingest(&history[..1]);
+    block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+    upstream.ingest(&history[1..]);
+    let report = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+    assert_eq!(report.summary.unchanged, 1, "u-a read again");
+    assert_same(&upstream, &follower);
+}
+
+/// `update` on `synchronizer` instead.
+fn on(synchronizer: &str, mut update: Value) -> Value {
+    update["update"]["synchronizer_id"] = json!(synchronizer);
+    update
+}
+
+/// Updates of migrations 0 and 1, on the usual synchronizer and on another, from
+/// before everything of [`history`] in their migration, with a group of three at
+/// one record time.
+fn earlier() -> Vec<Value> {
+    vec![
+        update("e-1", 0, "2023-06-01T00:00:00.000000Z", vec![created("e-1", 0, "c-e1", Some("AAEB"))]),
+        update("e-2", 0, "2023-07-01T00:00:00.000000Z", vec![created("e-2", 0, "c-e2", None)]),
+        update("e-3", 0, "2023-07-01T00:00:00.000000Z", vec![created("e-3", 0, "c-e3", None)]),
+        update("e-4", 0, "2023-07-01T00:00:00.000000Z", vec![archived("e-4", 0, "c-e1")]),
+        on("other::1220bb", update("e-5", 0, "2023-08-01T00:00:00.000000Z", vec![created("e-5", 0, "c-e5", None)])),
+        update("e-6", 1, "2024-01-01T12:00:00.000000Z", vec![created("e-6", 0, "c-e6", Some("AAEC"))]),
+    ]
+}
+
+fn stream_ids(node: &Node) -> Vec<String> {
+    let (_, page) = node.call(Method::Post, "/v2/updates", r#"{"page_size": 1000}"#);
+    let page: Value = serde_json::from_str(&page).expect("a page");
+    page["transactions"].as_array().expect("items").iter().map(|i| i["update_id"].as_str().unwrap().into()).collect()
+}
+
+#[test]
+fn history_the_upstream_backfills_behind_the_follower_comes_across() {
+    for limits in [
+        Limits::default(),
+        Limits { page_size: 1, max_pages: 1, ..Limits::default() },
+        Limits { page_size: 2, max_pages: 3, pipelined: true },
+    ] {
+        let (upstream, follower) = (upstream(), Node::new());
+        block_on(sync(&upstream, &follower, &limits)).expect("following");
+        while !block_on(sync(&upstream, &follower, &limits)).expect("following").caught_up {}
+        upstream.ingest(&earlier());
+        let mut calls = 0;
+        loop {
+            let report = block_on(sync(&upstream, &follower, &limits)).expect("following");
+            if report.caught_up {
+                break;
+            }
+            calls += 1;
+            assert!(calls < 30, "never caught up with {limits:?}");
+        }
+        assert_same(&upstream, &follower);
+        let ids = stream_ids(&follower);
+        assert_eq!(ids, ["e-1", "e-2", "e-3", "e-4", "e-5", "u-a", "u-b", "u-c", "e-6", "u-d"], "{limits:?}");
+        for id in ["e-1", "e-4", "e-5", "e-6"] {
+            let target = format!("/v2/updates/{id}");
+            assert_eq!(upstream.call(Method::Get, &target, ""), follower.call(Method::Get, &target, ""));
+        }
+    }
+}
+
+/// A link to a node that ingests `late` into it when first asked for migration info,
+/// as if they arrived while the follower compared its history with the upstream's.
+struct Growing<'a> {
+    node: &'a Node,
+    late: core::cell::RefCell<Vec<Value>>,
+}
+
+impl Link for Growing<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path == "/v0/backfilling/migration-info" {
+            let late = core::mem::take(&mut *self.late.borrow_mut());
+            if !late.is_empty() {
+                self.node.ingest(&late);
+            }
+        }
+        Ok(self.node.answer(request))
+    }
+}
+
+#[test]
+fn updates_the_upstream_adds_at_its_end_meanwhile_are_left_to_the_stream() {
+    let (upstream, follower) = (upstream(), Node::new());
+    // The second lands on a synchronizer the follower holds nothing of: looking back
+    // from its latest update would take it, and the stream would then start after
+    // it, past the first.
+    let late = vec![
+        update("l-1", 1, "2024-02-01T00:00:00.000000Z", vec![created("l-1", 0, "c-l1", None)]),
+        on("other::1220bb", update("l-2", 1, "2024-02-02T00:00:00.000000Z", vec![created("l-2", 0, "c-l2", None)])),
+    ];
+    let growing = Growing { node: &upstream, late: late.into() };
+    block_on(sync(&growing, &follower, &Limits::default())).expect("following");
+    assert!(!stream_ids(&follower).contains(&"l-2".to_owned()), "taken from behind: {:?}", stream_ids(&follower));
+    block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+    assert_same(&upstream, &follower);
+    assert_eq!(stream_ids(&follower).last().map(String::as_str), Some("l-2"));
+    assert!(stream_ids(&follower).contains(&"l-1".to_owned()));
+}
+
+#[test]
+fn hosting_changes_and_removals_come_across() {
+    let (upstream, follower) = (upstream(), Node::new());
+    block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+    upstream.ingest(&[
+        json!({"topology": {"synchronizer_id": "s1", "party_id": "p1", "participant_ids": []}}),
+        json!({"topology": {"synchronizer_id": "s1", "party_id": "p2", "participant_ids": ["n2"]}}),
+        json!({"topology": {"synchronizer_id": "s1", "party_id": "p3", "participant_ids": ["n3"]}}),
+        json!({"roll_forward_lsu": null}),
+    ]);
+    let report = block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+    assert_eq!((report.summary.applied.topology, report.summary.applied.roll_forward_lsu), (3, 1));
+    assert_same(&upstream, &follower);
+}
+
+#[test]
+fn an_update_that_conflicts_with_one_held_stops_the_follower_with_nothing_of_its_page_applied() {
+    let (upstream, follower) = (upstream(), Node::new());
+    let mut other = update("u-c", 0, "2024-01-01T00:00:02.000000Z", vec![created("u-c", 0, "c-c", None)]);
+    other["update"]["workflow_id"] = json!("elsewhere");
+    follower.ingest(&[other]);
+    let error = block_on(sync(&upstream, &follower, &Limits::default())).expect_err("a conflict");
+    let message = error.to_string();
+    assert!(
+        message.contains("(409)") && message.contains("u-c") && message.contains("nothing of it was applied"),
+        "{message}"
+    );
+    // u-b came in the same page, in the group of the update held.
+    assert_eq!(follower.call(Method::Get, "/v2/updates/u-b", "").0, 404);
+}
+
+/// An upstream that answers `POST /v2/updates` with `answer` and forwards the rest.
+struct Faulty<'a> {
+    upstream: &'a Node,
+    answer: Result<(u16, &'static str), &'static str>,
+}
+
+impl Link for Faulty<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path != "/v2/updates" {
+            return self.upstream.send(request).await;
+        }
+        let (status, body) = self.answer.map_err(String::from)?;
+        Ok(Response::json(status, body.as_bytes().to_vec()))
+    }
+}
+
+#[test]
+fn upstream_failures_stop_the_follower_with_a_message_naming_them() {
+    let upstream = upstream();
+    type Answer = Result<(u16, &'static str), &'static str>;
+    let cases: [(Answer, &str); 4] = [
+        (Err("connection refused"), "the upstream: POST /v2/updates: connection refused"),
+        (
+            Ok((503, r#"{"error": "the store cannot be read"}"#)),
+            "the upstream answered POST /v2/updates with 503: the store cannot be read",
+        ),
+        (Ok((200, r#"{"items": []}"#)), "the upstream answered POST /v2/updates with a malformed body"),
+        (
+            Ok((200, r#"{"transactions": [{"update_id": "x"}]}"#)),
+            "the upstream's POST /v2/updates answered a malformed page: item 0",
+        ),
+    ];
+    for (answer, expected) in cases {
+        let follower = Node::new();
+        let error = block_on(sync(&Faulty { upstream: &upstream, answer }, &follower, &Limits::default()))
+            .expect_err("a failure");
+        assert!(error.to_string().starts_with(expected), "{error}");
+        assert_eq!(follower.call(Method::Post, "/v2/updates", r#"{"page_size": 10}"#).1, r#"{"transactions":[]}"#);
+    }
+}
+
+#[test]
+fn an_upstream_that_refuses_the_export_names_the_token() {
+    // The follower sends a token the upstream does not take.
+    let stranger = Node { config: Config { admin_token: Some("another".into()), ..Config::default() }, ..upstream() };
+    let error = block_on(sync(&stranger, &Node::new(), &Limits::default())).expect_err("a refusal");
+    assert!(error.to_string().contains("401") && error.to_string().contains("admin token"), "{error}");
+}
