@@ -32,7 +32,7 @@ use crate::ids;
 use crate::json::Json;
 use crate::keys::{self, Key};
 use crate::ledger::contracts::contract_key;
-use crate::network::{self, Backfill, RollForwardLsu};
+use crate::network::{self, RollForwardLsu};
 use crate::store::{Scan, Store, key_after, prefix_end};
 use crate::time::Timestamp;
 
@@ -227,16 +227,14 @@ async fn backfill<S: Store>(store: &S) -> Result<Vec<BackfillRecord>, Error> {
     entries
         .iter()
         .map(|(key, value)| {
-            let migration_id = keys::decode_i64(key, 1);
-            let record: Option<Backfill> = serde_json::from_slice(value).ok();
-            match (migration_id, record) {
-                (Some(migration_id), Some(b)) => Ok(BackfillRecord {
-                    migration_id,
-                    complete: b.complete,
-                    import_updates_complete: b.import_updates_complete,
-                }),
-                _ => Err(Error::Internal("an unreadable backfill record".into())),
-            }
+            let migration_id =
+                keys::decode_i64(key, 1).ok_or_else(|| Error::Internal("an unreadable backfill record".into()))?;
+            let b = network::stored_backfill(value)?;
+            Ok(BackfillRecord {
+                migration_id,
+                complete: b.complete,
+                import_updates_complete: b.import_updates_complete,
+            })
         })
         .collect()
 }

@@ -46,7 +46,6 @@ use crate::ids::{SynchronizerId, UpdateId};
 use crate::json::{Json, Object};
 use crate::keys::{self, Key};
 use crate::ledger::updates::{body_key, response_body};
-use crate::network::Backfill;
 use crate::route::UpdateApi;
 use crate::store::{Scan, Store};
 use crate::time::Timestamp;
@@ -223,8 +222,7 @@ pub async fn status<S: Store>(store: &S) -> Result<Response, Error> {
     for record in store.get_many(&keys).await? {
         let done = match record {
             Some(bytes) => {
-                let backfill: Backfill = serde_json::from_slice(&bytes)
-                    .map_err(|e| Error::Internal(format!("an unreadable backfill record: {e}")))?;
+                let backfill = crate::network::stored_backfill(&bytes)?;
                 backfill.complete && backfill.import_updates_complete
             }
             None => false,

@@ -186,6 +186,12 @@ pub fn apply_topology<S: Store>(stage: &mut Stage<'_, S>, record: &Topology) -> 
     Ok(())
 }
 
+/// A backfill record as [`apply_backfill`] stored it (its migration id is the key's,
+/// and is left 0 here).
+pub fn stored_backfill(bytes: &[u8]) -> Result<Backfill, Error> {
+    serde_json::from_slice(bytes).map_err(|e| Error::Internal(alloc::format!("an unreadable backfill record: {e}")))
+}
+
 /// Stages a backfill record.
 pub fn apply_backfill<S: Store>(stage: &mut Stage<'_, S>, record: &Backfill) -> Result<(), Error> {
     stage.put(backfill_key(record.migration_id), to_json(record)?);

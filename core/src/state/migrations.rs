@@ -31,7 +31,7 @@ use crate::error::Error;
 use crate::http::Response;
 use crate::json::Json;
 use crate::keys::{self, Key};
-use crate::network::{self, Backfill};
+use crate::network;
 use crate::stage::Stage;
 use crate::store::{Scan, Store, StoreError};
 use crate::time::Timestamp;
@@ -223,11 +223,8 @@ pub async fn info<S: Store>(store: &S, body: &[u8]) -> Result<Response, Error> {
         None => None,
     };
 
-    let backfill: Option<Backfill> = match store.get(&network::backfill_key(migration_id)).await? {
-        Some(bytes) => Some(
-            serde_json::from_slice(&bytes)
-                .map_err(|e| Error::Internal(format!("an unreadable backfill record: {e}")))?,
-        ),
+    let backfill = match store.get(&network::backfill_key(migration_id)).await? {
+        Some(bytes) => Some(network::stored_backfill(&bytes)?),
         None => None,
     };
     Ok(Response::ok(&MigrationInfo {
