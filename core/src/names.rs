@@ -128,7 +128,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_names_match_the_design_table() {
+    fn default_names_are_the_platform_templates() {
         let names = TemplateNames::new(&crate::Config::default().names);
         assert_eq!(names.open_round, "Platform.Round:OpenMiningRound");
         assert_eq!(names.closed_round, "Platform.Round:ClosedMiningRound");
