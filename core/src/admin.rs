@@ -88,7 +88,7 @@ pub async fn reset<S: Store>(store: &S, config: &Config) -> Result<Response, Err
     let mut batch = WriteBatch::new();
     batch.delete_range(Vec::new(), None);
     // The store is still of this layout: a host checked it before serving.
-    crate::layout::stamp(&mut batch);
+    crate::layout::stamp(&mut batch, &config.names);
     store.write(&batch).await.map_err(write_failed)?;
     Ok(Response::ok(&serde_json::json!({ "reset": true })))
 }

@@ -40,7 +40,12 @@
 //!
 //! Every kind of ledger value ([`ledger_node_core::value`]) appears in payloads, choice
 //! arguments or exercise results; created events carry a base64 `created_event_blob`.
-//! Template ids are `<package-id>:<Module.Path>:<Entity>` under the default names.
+//! Template ids are `<package-id>:<Module.Path>:<Entity>`, spelled by the configured
+//! names ([`Options::names`]): the simulation is written with the defaults, and every
+//! identifier of an update is spelled the configured way as it is written (`spelling`),
+//! so a history for a node configured with the network's names (`Splice`, `Amulet`)
+//! reads as that network spells it, blobs and other data untouched. The instrument id
+//! of transfer instructions is the currency word.
 //!
 //! The demo has no model of its own: it builds the core's types and writes them with
 //! the core's writers, so what it writes is exactly what the node parses. Each update is
@@ -65,6 +70,7 @@
 mod history;
 mod network;
 mod random;
+mod spelling;
 mod tree;
 mod values;
 
@@ -74,6 +80,7 @@ mod tests;
 use std::io::{self, Write};
 
 use history::History;
+use ledger_node_core::config::Names;
 
 /// Number of `update` records when `--updates` is not given.
 pub const DEFAULT_UPDATES: u64 = 1_000;
@@ -98,17 +105,27 @@ const MAX_INSTRUCTIONS: usize = 16;
 const MAX_REASSIGNED: usize = 8;
 
 /// What to generate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// Number of `update` records (transactions, reassignments and imports).
     pub updates: u64,
     /// Seed of the generator: one seed, one history.
     pub seed: u64,
+    /// The names the identifiers are spelled by (`ledger-node demo` takes the node's
+    /// configured ones, `LEDGER_NODE_NAMES_*`).
+    pub names: Names,
+}
+
+impl Options {
+    /// `updates` updates from `seed`, under the default names.
+    pub fn new(updates: u64, seed: u64) -> Self {
+        Options { updates, seed, names: ledger_node_core::Config::default().names }
+    }
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { updates: DEFAULT_UPDATES, seed: DEFAULT_SEED }
+        Options::new(DEFAULT_UPDATES, DEFAULT_SEED)
     }
 }
 

@@ -389,7 +389,7 @@ mod tests {
     /// A demo history of `updates` updates, as lines.
     fn history(updates: u64) -> Vec<String> {
         let mut out = Vec::new();
-        crate::demo::write(&crate::demo::Options { updates, seed: 3 }, &mut out).expect("a history");
+        crate::demo::write(&crate::demo::Options::new(updates, 3), &mut out).expect("a history");
         String::from_utf8(out).expect("UTF-8").lines().map(str::to_owned).collect()
     }
 

@@ -165,9 +165,9 @@ fn serve(
     let backend = match (&db, memory) {
         (Some(path), _) => {
             let backend = Backend::open(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
-            check_layout(backend, path.display())?
+            check_layout(backend, path.display(), &vars)?
         }
-        (None, _) => check_layout(Backend::memory(), "the memory store")?,
+        (None, _) => check_layout(Backend::memory(), "the memory store", &vars)?,
     };
     let engine = host::engine()?;
     let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
@@ -220,15 +220,17 @@ fn operator_node(command: &str, db: &std::path::Path) -> anyhow::Result<(Node, S
     vars.retain(|(name, _)| name != ledger_node_core::config::ADMIN_TOKEN);
     vars.push((ledger_node_core::config::ADMIN_TOKEN.to_owned(), token.clone()));
     let backend = Backend::open_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
-    let backend = check_layout(backend, db.display())?;
+    let backend = check_layout(backend, db.display(), &vars)?;
     Ok((Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?, token))
 }
 
 /// The store `backend` (named `what` in an error), once the core has checked its
-/// layout version: an empty store gets this build's, and a store of another layout
-/// stops the command with the core's message, which says what to do.
-fn check_layout(backend: Backend, what: impl std::fmt::Display) -> anyhow::Result<Backend> {
-    ledger_node_core::exec::block_on(ledger_node_core::layout::check(&backend))
+/// layout version and names against the configuration `vars`: an empty store gets
+/// this build's and the configured names, and a store of another layout or ingested
+/// under other names stops the command with the core's message, which says what to do.
+fn check_layout(backend: Backend, what: impl std::fmt::Display, vars: &[(String, String)]) -> anyhow::Result<Backend> {
+    let names = configured_names(vars)?;
+    ledger_node_core::exec::block_on(ledger_node_core::layout::check(&backend, &names))
         .map_err(|refused| anyhow::anyhow!("{what}: {refused}"))?;
     Ok(backend)
 }
@@ -301,9 +303,18 @@ fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> an
     Ok(())
 }
 
+/// The names the configuration `vars` spells templates with (`LEDGER_NODE_NAMES_*`),
+/// read by the core's parser of the configuration, which refuses a bad value by name.
+fn configured_names(vars: &[(String, String)]) -> anyhow::Result<ledger_node_core::config::Names> {
+    ledger_node_core::config::Config::from_pairs(vars.iter().map(|(name, value)| (name.as_str(), value.as_str())))
+        .map(|config| config.names)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 fn demo(updates: u64, seed: u64) -> anyhow::Result<()> {
+    let names = configured_names(&config::from_environment()?)?;
     let out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-    let options = ledger_node::demo::Options { updates, seed };
+    let options = ledger_node::demo::Options { updates, seed, names };
     match ledger_node::demo::write(&options, out) {
         Ok(s) => {
             eprintln!(

@@ -156,3 +156,42 @@ fn a_new_store_gets_the_layout_version_and_one_of_another_layout_is_refused_by_e
     let store = ledger_node::backend::Backend::open(&unversioned).expect("opening the store");
     assert_eq!(store.get(layout::KEY).expect("a read"), None);
 }
+
+#[test]
+fn a_store_ingested_under_the_networks_names_is_refused_under_others_naming_both() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let history = dir.path().join("history.ndjson");
+    let db = dir.path().join("node.store");
+    let splice = [("LEDGER_NODE_NAMES_ROOT", "Splice"), ("LEDGER_NODE_NAMES_COIN", "Amulet")];
+    let demo = ledger_node().args(["demo", "--updates", "200"]).envs(splice).output().expect("running demo");
+    assert!(demo.status.success(), "{}", String::from_utf8_lossy(&demo.stderr));
+    let text = String::from_utf8(demo.stdout.clone()).expect("the history is text");
+    assert!(text.contains("Splice.AmuletRules:AmuletRules") && !text.contains("CoinRules"), "demo follows the names");
+    std::fs::write(&history, &demo.stdout).expect("writing the history");
+
+    let output =
+        ledger_node().args(["ingest", "--db"]).arg(&db).arg(&history).envs(splice).output().expect("running ingest");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    // Under the same names, a second ingest is accepted.
+    let output =
+        ledger_node().args(["ingest", "--db"]).arg(&db).arg(&history).envs(splice).output().expect("running ingest");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+    // Under the default names, every command refuses the store and names both spellings.
+    let commands: [&[&str]; 2] = [&["ingest"], &["serve", "--listen", "127.0.0.1:0", "--tick-seconds", "0"]];
+    for args in commands {
+        let mut command = ledger_node();
+        command.args(args).arg("--db").arg(&db);
+        if args == ["ingest"] {
+            command.arg(&history);
+        }
+        let output = finished(&mut command);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("ingested under the names root=Splice coin=Amulet")
+                && stderr.contains("configured with root=Platform coin=Coin"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

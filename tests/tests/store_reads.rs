@@ -48,7 +48,7 @@ fn post_json(node: &Node, path: &str, body: serde_json::Value) -> (serde_json::V
 /// A demo history of `updates` updates, and some of its update ids.
 fn demo(updates: usize) -> (Vec<u8>, Vec<String>) {
     let mut history = Vec::new();
-    let options = ledger_node::demo::Options { updates: updates as u64, seed: 3 };
+    let options = ledger_node::demo::Options::new(updates as u64, 3);
     ledger_node::demo::write(&options, &mut history).expect("generating a demo history");
     let ids = history
         .split(|b| *b == b'\n')

@@ -3,11 +3,12 @@
 //! The `fetch` handler is the whole shell. It answers every request with a 503 naming
 //! the binding while the D1 database `DB` or the R2 bucket `BODIES` is not bound (the
 //! node does not run without either). Before an isolate serves its first request (or
-//! runs its first scheduled jobs), it checks the store's layout version with the core
-//! ([`ledger_node_core::layout::check`]: an empty store gets this build's) and keeps
-//! the outcome for the isolate's life, so requests read nothing more for it; a store
-//! of another layout is refused, and every request is a 503 whose error names both
-//! versions and what to do. Otherwise, for every request it
+//! runs its first scheduled jobs), it checks the store's layout version and the names
+//! it was ingested under with the core ([`ledger_node_core::layout::check`]: an empty
+//! store gets this build's and the configured names) and keeps the outcome for the
+//! isolate's life, so requests read nothing more for it; a store of another layout, or
+//! ingested under other names, is refused, and every request is a 503 whose error names
+//! both and what to do. Otherwise, for every request it
 //!
 //! 1. reads the configuration from the Worker's `[vars]` and secrets
 //!    ([`ledger_node_core::Config::from_lookup`]; a bad value is a 500 whose log names
@@ -119,8 +120,8 @@ async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> 
 /// tries again.
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleContext) {
-    let refused = match now().and_then(|now| store(&env, now)) {
-        Ok(store) => layout_refusal(&store).await,
+    let refused = match config(&env).and_then(|config| Ok((config, store(&env, now()?)?))) {
+        Ok((config, store)) => layout_refusal(&store, &config.names).await,
         Err(e) => Some(e.to_string()),
     };
     if let Some(refused) = refused {
@@ -174,7 +175,7 @@ async fn serve(
     let config = config(env)?;
     let now = now()?;
     let store = store(env, now)?;
-    if let Some(refused) = layout_refusal(&store).await {
+    if let Some(refused) = layout_refusal(&store, &config.names).await {
         return Ok(unbound(&refused));
     }
     let entropy = entropy()?;
@@ -226,15 +227,16 @@ fn missing_binding(env: &worker::Env) -> Option<String> {
     env.bucket(r2::R2_BINDING).err().map(|e| missing("R2 bucket", r2::R2_BINDING, e))
 }
 
-/// Why this isolate cannot serve its store, if it cannot: the core's layout check,
+/// Why this isolate cannot serve its store, if it cannot: the core's layout check
+/// (the layout version, and the names the store was ingested under against `names`),
 /// run once and kept in [`LAYOUT`] (a refusal for the isolate's life: the database
 /// does not change its layout under it). A store that could not be read is not an
 /// outcome: the request is a 503, and the next one checks again.
-async fn layout_refusal(store: &CachedStore) -> Option<String> {
+async fn layout_refusal(store: &CachedStore, names: &ledger_node_core::config::Names) -> Option<String> {
     if let Some(outcome) = LAYOUT.get() {
         return outcome.clone();
     }
-    match ledger_node_core::layout::check(store).await {
+    match ledger_node_core::layout::check(store, names).await {
         Ok(_) => {
             let _ = LAYOUT.set(None);
             None

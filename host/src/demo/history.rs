@@ -22,6 +22,7 @@ use serde_json::{Value as Json, json};
 
 use super::network::{Network, Synchronizer, Template};
 use super::random::{Ids, Rng};
+use super::spelling::Spelling;
 use super::tree::{self, Action, Contract};
 use super::values::at;
 use super::{DAY, HOUR, MIGRATION_MIN_UPDATES, Options, SECOND, START, Summary, TICK, UNIT};
@@ -100,6 +101,10 @@ pub(super) struct History<W> {
     out: W,
     rng: Rng,
     ids: Ids,
+    /// How identifiers are spelled as updates are written (`None`: the default names).
+    spelling: Option<Spelling>,
+    /// The currency word: the id of the instrument transfer instructions move.
+    coin: String,
     net: Network,
     summary: Summary,
     /// Record time of the latest update.
@@ -136,11 +141,15 @@ pub(super) struct History<W> {
 impl<W: Write> History<W> {
     pub(super) fn new(options: &Options, out: W) -> Self {
         let mut rng = Rng::new(options.seed);
+        let spelling = Spelling::new(&options.names);
+        let coin = options.names.coin.clone();
         let net = Network::new(&mut rng);
         let svs = net.svs.len();
         History {
             out,
             ids: Ids::new(options.seed),
+            spelling,
+            coin,
             rng,
             net,
             summary: Summary::default(),
@@ -223,7 +232,14 @@ impl<W: Write> History<W> {
     /// Writes `{"update": ...}` in the canonical ingest form, and counts it.
     fn write_update(&mut self, update: &Update) -> io::Result<()> {
         self.out.write_all(br#"{"update":"#)?;
-        self.out.write_all(update.ingest_text().as_bytes())?;
+        match &self.spelling {
+            Some(spelling) => {
+                let mut spelled = update.clone();
+                spelling.update(&mut spelled);
+                self.out.write_all(spelled.ingest_text().as_bytes())?;
+            }
+            None => self.out.write_all(update.ingest_text().as_bytes())?,
+        }
         self.out.write_all(b"}\n")?;
         let count = match update {
             Update::Transaction(t) if t.is_import() => &mut self.summary.imports,
@@ -417,7 +433,7 @@ mod tests {
     #[test]
     fn the_final_state_shows_every_case() {
         let mut out = Vec::new();
-        let options = Options { updates: 10_000, seed: 4 };
+        let options = Options::new(10_000, 4);
         let mut history = History::new(&options, &mut out);
         history.preamble().unwrap();
         while history.summary.updates() < options.updates {
@@ -439,7 +455,7 @@ mod tests {
 
     #[test]
     fn memory_stays_bounded_however_long_the_history() {
-        let options = Options { updates: 60_000, seed: 1 };
+        let options = Options::new(60_000, 1);
         let mut history = History::new(&options, io::sink());
         while history.summary.updates() < options.updates {
             history.step().unwrap();

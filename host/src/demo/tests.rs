@@ -13,7 +13,7 @@ use super::*;
 
 fn generate(updates: u64, seed: u64) -> (Vec<u8>, Summary) {
     let mut out = Vec::new();
-    let summary = write(&Options { updates, seed }, &mut out).unwrap();
+    let summary = write(&Options::new(updates, seed), &mut out).unwrap();
     (out, summary)
 }
 
@@ -385,4 +385,53 @@ fn some_instructions_lose_their_locked_coin() {
         .filter(|e| matches!(e, LedgerEvent::Exercised(x) if x.choice == "LockedCoin_ExpireLock"))
         .count();
     assert!(expired > 0);
+}
+
+/// The bodies of `GET /v0/closed-rounds` and of the price votes path of a node
+/// configured with `names` that ingested `history`.
+fn rounds_and_votes(history: &[u8], names: &ledger_node_core::config::Names) -> (Json, Json) {
+    use ledger_node_core::{Env, Method, Request, exec::block_on};
+    let store = ledger_node_core::store::MemoryStore::new();
+    let config = ledger_node_core::Config { names: names.clone(), ..ledger_node_core::Config::default() };
+    block_on(ledger_node_core::ingest::ingest(history, &store, &config)).unwrap_or_else(|e| panic!("{e:?}"));
+    let env = Env {
+        now: Timestamp::from_micros(START + 400 * 24 * 3_600_000_000).unwrap(),
+        entropy: [0; 32],
+        config: &config,
+    };
+    let get = |path: &str| {
+        let response = block_on(ledger_node_core::handle(&Request::new(Method::Get, path), &env, &store));
+        assert_eq!(response.status, 200, "{path}: {}", String::from_utf8_lossy(&response.body));
+        serde_json::from_slice::<Json>(&response.body).unwrap()
+    };
+    let api = ledger_node_core::names::ApiNames::new(names);
+    (get("/v0/closed-rounds"), get(&api.price_votes_path))
+}
+
+#[test]
+fn a_history_generated_under_the_networks_names_serves_its_rounds_and_votes_under_them() {
+    let splice = ledger_node_core::config::Names { root: "Splice".into(), coin: "Amulet".into() };
+    let mut spelled = Vec::new();
+    write(&Options { names: splice.clone(), ..Options::new(1_500, 3) }, &mut spelled).unwrap();
+    let (default, _) = generate(1_500, 3);
+    let text = std::str::from_utf8(&spelled).unwrap();
+    assert!(text.contains(":Splice.AmuletRules:AmuletRules\""), "the rules are spelled the network's way");
+    assert!(text.contains("\"lockedAmulet\""), "labels are spelled the network's way");
+    assert!(!text.contains("Platform") && !text.contains("Coin"), "no default spelling is left");
+
+    // Under its own names, a node derives the same state from either history: the
+    // spelling changes identifiers, never data (blobs, ids, times).
+    let (rounds, votes) = rounds_and_votes(&spelled, &splice);
+    let (default_rounds, default_votes) = rounds_and_votes(&default, &ledger_node_core::Config::default().names);
+    assert!(!rounds["rounds"].as_array().unwrap().is_empty(), "{rounds}");
+    // The same rounds (ids, payloads, blobs, times), their template ids spelled each way.
+    assert_eq!(rounds.to_string().replace(":Splice.Round:", ":Platform.Round:"), default_rounds.to_string());
+    let votes = votes["amulet_price_votes"].as_array().unwrap();
+    assert!(!votes.is_empty(), "no votes");
+    assert_eq!(votes.len(), default_votes["coin_price_votes"].as_array().unwrap().len());
+    assert!(votes.iter().all(|vote| vote.to_string().contains("Splice.DSO.AmuletPrice:AmuletPriceVote")), "{votes:?}");
+    // Read under other names, the same history derives no rounds at all: why a store
+    // records the names it was ingested under.
+    let (rounds, _) = rounds_and_votes(&spelled, &ledger_node_core::Config::default().names);
+    assert!(rounds["rounds"].as_array().unwrap().is_empty(), "{rounds}");
 }

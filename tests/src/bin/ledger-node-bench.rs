@@ -111,8 +111,8 @@ fn core_ingest(file: &std::path::Path, db: Option<&std::path::Path>) -> anyhow::
         None => Backend::memory(),
     };
     // As `ledger-node ingest` does: a store of another layout is refused, a new one stamped.
-    block_on(ledger_node_core::layout::check(&store)).map_err(|refused| anyhow::anyhow!("{refused}"))?;
     let config = Config::default();
+    block_on(ledger_node_core::layout::check(&store, &config.names)).map_err(|refused| anyhow::anyhow!("{refused}"))?;
     let text = std::fs::read(file)?;
     let started = Instant::now();
     let mut updates = 0u64;

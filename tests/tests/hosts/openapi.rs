@@ -662,8 +662,7 @@ fn segment(id: &str) -> String {
 #[test]
 fn the_answers_about_a_demo_history_match_the_document() {
     let mut ndjson = Vec::new();
-    ledger_node::demo::write(&ledger_node::demo::Options { updates: 1000, seed: 1 }, &mut ndjson)
-        .expect("a demo history");
+    ledger_node::demo::write(&ledger_node::demo::Options::new(1000, 1), &mut ndjson).expect("a demo history");
     let mut core = super::targets::CoreTarget::new();
     let outgoing = Outgoing {
         method: "POST".into(),

@@ -25,8 +25,7 @@ fn send(target: &mut dyn Target, method: &str, path: &str, body: Vec<u8>) -> (u1
 /// time, every update counts as unchanged, and the bodies served are the same.
 pub fn a_re_sent_history_changes_nothing(target: &mut dyn Target) {
     let mut history = Vec::new();
-    ledger_node::demo::write(&ledger_node::demo::Options { updates: UPDATES, seed: 11 }, &mut history)
-        .expect("a demo history");
+    ledger_node::demo::write(&ledger_node::demo::Options::new(UPDATES, 11), &mut history).expect("a demo history");
     let first_id = history
         .split(|b| *b == b'\n')
         .filter_map(|line| serde_json::from_slice::<Value>(line).ok())

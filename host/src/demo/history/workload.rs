@@ -287,7 +287,7 @@ impl<W: Write> History<W> {
             ("sender", party(&sender_party)),
             ("receiver", party(&receiver_party)),
             ("amount", numeric(amount)),
-            ("instrumentId", record([("admin", party(&dso)), ("id", text("Coin"))])),
+            ("instrumentId", record([("admin", party(&dso)), ("id", text(&self.coin))])),
             ("requestedAt", timestamp(time.effective)),
             ("executeBefore", timestamp(execute_before)),
             ("inputHoldingCids", Value::List(inputs.iter().map(|c| cid(c.contract.id())).collect())),
