@@ -583,7 +583,8 @@ mod tests {
         let store = store(&[import, transaction("a", 0, "s", &at(1))]);
         let by_id = |id: &str| {
             let id = UpdateId::from_path(id, "update_id");
-            let got = block_on(crate::ledger::updates::get(&store, UpdateApi::V1, id, "ledger_value_encoding=protobuf_json"));
+            let got =
+                block_on(crate::ledger::updates::get(&store, UpdateApi::V1, id, "ledger_value_encoding=protobuf_json"));
             call(got).1
         };
         let (_, page) = before(&store, &at(9), 10, None);
