@@ -5,8 +5,8 @@
 //! | method | path | answers |
 //! |---|---|---|
 //! | POST | `/v2/updates`, `/v1/updates` | `{"transactions": [item, ...]}`, items as `GET /v{2,1}/updates/{id}` |
-//! | POST | `/v0/backfilling/import-updates` | the import updates of a migration by update id, `protobuf_json` |
-//! | POST | `/v0/backfilling/updates-before` | the latest updates of a synchronizer before a time, ascending, `protobuf_json` |
+//! | POST | `/v0/backfilling/import-updates` | the import updates of a migration by update id, items as `GET /v1/updates/{id}` renders them (`protobuf_json`) |
+//! | POST | `/v0/backfilling/updates-before` | the latest updates of a synchronizer before a time, newest first, items as `GET /v1/updates/{id}` renders them (`protobuf_json`) |
 //! | GET | `/v0/backfilling/status` | `{"complete": bool}` |
 //!
 //! **Order.** The stream is ordered by (migration id, record time, update id); import
@@ -16,6 +16,34 @@
 //! group, unless the group starts the page, which then holds the whole group even
 //! beyond `page_size`. So the last item of a page is always a position to go on from,
 //! and an empty page means the reader has caught up for now.
+//!
+//! **Backfilling endpoints**, as the network's Scan answers them (its
+//! `apps/scan/src/main/openapi/scan.yaml`, the handler
+//! `apps/scan/src/main/scala/org/lfdecentralizedtrust/splice/scan/admin/http/HttpScanHandler.scala`
+//! and `UpdateHistory.getUpdatesBefore` and `getImportUpdates` in
+//! `apps/common/src/main/scala/org/lfdecentralizedtrust/splice/store/UpdateHistory.scala`):
+//!
+//! - Both answer their items in the version-1 shape in `protobuf_json`, byte for byte
+//!   what `GET /v1/updates/{id}?ledger_value_encoding=protobuf_json` answers: a
+//!   transaction carries the legacy `offset`, as the network encodes these two
+//!   endpoints with its version-1 encoder.
+//! - Updates-before answers the most recent `count` updates of the migration and
+//!   synchronizer recorded strictly before `before` (and at or after `at_or_after`,
+//!   when given), **newest first**: the network sorts them ascending and reverses the
+//!   whole list before taking `count`. Its sort key is (migration id, record time,
+//!   synchronizer), which orders nothing within one record time of one synchronizer
+//!   (on the network a migration's record times are unique, so such ties do not
+//!   arise there). This node holds what it is given, ties included, and answers the
+//!   exact reverse of the ascending (record time, update id) order: newest first,
+//!   equal record times by descending update id, and a `count` that cuts a group of
+//!   equal record time keeps its largest update ids.
+//! - Import updates come by ascending update id, after `after_update_id`.
+//! - A migration the node holds no update of (neither a non-import update nor an
+//!   import update) is a 404 on both, `{"error": "No data for migration N"}`, the
+//!   answer `POST /v0/backfilling/migration-info` gives. scan.yaml declares a 404 for
+//!   these three backfilling endpoints (not for the status); the network's handler
+//!   answers it from migration-info, and this node from all three. A held migration
+//!   with nothing in the range asked for is a 200 with no items.
 //!
 //! **Layout.** Ingest writes two index entries for every non-import update, in the
 //! same atomic batch as the update itself, so an index entry never exists without its
@@ -30,7 +58,9 @@
 //!
 //! **Store reads**, whatever the size of the history: a page of the stream is one scan
 //! of `K` and one `get_many` of the bodies (one more scan when a group is larger than
-//! the page); import updates and updates-before are one scan and one `get_many`; the
+//! the page); import updates and updates-before are one scan and one `get_many`, and an
+//! answer with no items one `get` more (whether the migration has a non-import update)
+//! and, only if it has none, one scan more (whether it has an import update); the
 //! status is one scan of the migrations with non-import updates, one scan per
 //! migration holding import updates (and one more that finds none), and one `get_many`
 //! of their backfill records: bounded by the number of migrations, not of updates. The bodies are the ones `GET /v{1,2}/updates/{id}` serves,
@@ -168,8 +198,11 @@ pub async fn import_updates<S: Store>(store: &S, body: &[u8]) -> Result<Response
     };
     let scan = Scan { start, end: crate::store::prefix_end(&prefix), limit, reverse: false };
     let entries = store.scan(&scan).await?;
+    if entries.is_empty() {
+        held(store, migration_id).await?;
+    }
     let ids = entries.iter().map(|(key, _)| trailing_id(key, 1 + 8)).collect::<Result<Vec<_>, _>>()?;
-    Ok(transactions(bodies(store, &ids, Encoding::ProtobufJson, UpdateApi::V2).await?))
+    Ok(transactions(bodies(store, &ids, Encoding::ProtobufJson, UpdateApi::V1).await?))
 }
 
 /// `POST /v0/backfilling/updates-before`: `{"migration_id", "synchronizer_id", "before",
@@ -194,13 +227,31 @@ pub async fn updates_before<S: Store>(store: &S, body: &[u8]) -> Result<Response
         None => prefix.clone(),
     };
     let end = synchronizer.i64(before).into_bytes();
-    if start >= end {
-        return Ok(transactions(Vec::new()));
+    // Newest first: the reverse scan walks (record time, update id) downwards.
+    let entries = if start < end {
+        store.scan(&Scan { start, end: Some(end), limit: count, reverse: true }).await?
+    } else {
+        Vec::new()
+    };
+    if entries.is_empty() {
+        held(store, migration_id).await?;
     }
-    let mut entries = store.scan(&Scan { start, end: Some(end), limit: count, reverse: true }).await?;
-    entries.reverse();
     let ids = entries.iter().map(|(key, _)| trailing_id(key, prefix.len() + 8)).collect::<Result<Vec<_>, _>>()?;
-    Ok(transactions(bodies(store, &ids, Encoding::ProtobufJson, UpdateApi::V2).await?))
+    Ok(transactions(bodies(store, &ids, Encoding::ProtobufJson, UpdateApi::V1).await?))
+}
+
+/// Ok when the node holds an update of `migration_id`, a non-import one (its record
+/// time range, one `get`) or else an import update (one scan); otherwise the 404 of
+/// a migration without data.
+async fn held<S: Store>(store: &S, migration_id: i64) -> Result<(), Error> {
+    if store.get(&crate::state::migrations::migration_range_key(migration_id)).await?.is_some() {
+        return Ok(());
+    }
+    let imports = Key::new(keys::IMPORT_UPDATE).i64(migration_id).into_bytes();
+    if !store.scan(&Scan::prefix(&imports, 1)).await?.is_empty() {
+        return Ok(());
+    }
+    Err(Error::NotFound(format!("No data for migration {migration_id}")))
 }
 
 /// `GET /v0/backfilling/status`: complete when the node holds at least one migration
@@ -486,25 +537,86 @@ mod tests {
         assert_eq!(ids(&call(block_on(import_updates(&store, body("i2").as_bytes()))).1), ["i3"]);
     }
 
+    /// `POST /v0/backfilling/updates-before` of synchronizer `s` of migration 0.
+    fn before(store: &MemoryStore, before: &str, count: u32, at_or_after: Option<String>) -> (u16, J) {
+        let mut body = json!({"migration_id": 0, "synchronizer_id": "s", "before": before, "count": count});
+        if let Some(t) = at_or_after {
+            body["at_or_after"] = json!(t);
+        }
+        call(block_on(updates_before(store, body.to_string().as_bytes())))
+    }
+
     #[test]
-    fn updates_before_are_the_latest_of_their_synchronizer_in_ascending_order() {
+    fn updates_before_are_the_latest_of_their_synchronizer_newest_first() {
         let store = store(&[
             transaction("a", 0, "s", &at(1)),
             transaction("b", 0, "other", &at(2)),
             transaction("c", 0, "s", &at(3)),
             transaction("d", 0, "s", &at(4)),
             transaction("e", 0, "s", &at(5)),
+            transaction("f", 1, "s", &at(2)),
         ]);
-        let before = |count: u32, at_or_after: Option<String>| {
-            let mut body = json!({"migration_id": 0, "synchronizer_id": "s", "before": at(5), "count": count});
-            if let Some(t) = at_or_after {
-                body["at_or_after"] = json!(t);
-            }
-            ids(&call(block_on(updates_before(&store, body.to_string().as_bytes()))).1)
+        let ids_before = |count, at_or_after| ids(&before(&store, &at(5), count, at_or_after).1);
+        assert_eq!(ids_before(2, None), ["d", "c"]);
+        assert_eq!(ids_before(10, None), ["d", "c", "a"]);
+        assert_eq!(ids_before(10, Some(at(3))), ["d", "c"]);
+        assert_eq!(ids_before(10, Some(at(5))), Vec::<String>::new());
+    }
+
+    #[test]
+    fn equal_record_times_come_by_descending_update_id_and_a_count_keeps_the_largest() {
+        let store = store(&[
+            transaction("t1", 0, "s", &at(1)),
+            transaction("t2b", 0, "s", &at(2)),
+            transaction("t2a", 0, "s", &at(2)),
+            transaction("t2c", 0, "s", &at(2)),
+            transaction("t3", 0, "s", &at(3)),
+        ]);
+        assert_eq!(ids(&before(&store, &at(9), 10, None).1), ["t3", "t2c", "t2b", "t2a", "t1"]);
+        assert_eq!(ids(&before(&store, &at(9), 3, None).1), ["t3", "t2c", "t2b"]);
+        assert_eq!(ids(&before(&store, &at(3), 10, Some(at(2))).1), ["t2c", "t2b", "t2a"]);
+    }
+
+    #[test]
+    fn backfilling_items_are_the_version_1_bodies_in_protobuf_json() {
+        let import = transaction("i", 0, "s", "0001-01-01T00:00:00Z");
+        let store = store(&[import, transaction("a", 0, "s", &at(1))]);
+        let by_id = |id: &str| {
+            let id = UpdateId::from_path(id, "update_id");
+            let got =
+                block_on(crate::ledger::updates::get(&store, UpdateApi::V1, id, "ledger_value_encoding=protobuf_json"));
+            call(got).1
         };
-        assert_eq!(before(2, None), ["c", "d"]);
-        assert_eq!(before(10, None), ["a", "c", "d"]);
-        assert_eq!(before(10, Some(at(3))), ["c", "d"]);
+        let (_, page) = before(&store, &at(9), 10, None);
+        assert_eq!(page["transactions"], json!([by_id("a")]));
+        assert_eq!(page["transactions"][0]["offset"], "000000000000000001");
+        let body = json!({"migration_id": 0, "after_update_id": "", "limit": 10}).to_string();
+        let (_, imports) = call(block_on(import_updates(&store, body.as_bytes())));
+        assert_eq!(imports["transactions"], json!([by_id("i")]));
+        assert_eq!(imports["transactions"][0]["offset"], "000000000000000001");
+    }
+
+    #[test]
+    fn a_migration_without_data_is_a_404_naming_it_and_a_held_one_with_nothing_asked_for_is_empty() {
+        let import = |id: &str, m: i64| transaction(id, m, "s", "0001-01-01T00:00:00Z");
+        // Migration 0: non-import updates only; 1: import updates only; 2: nothing.
+        let store = store(&[transaction("a", 0, "s", &at(5)), import("i", 1)]);
+        let before_in = |migration_id: i64| {
+            let body = json!({"migration_id": migration_id, "synchronizer_id": "s", "before": at(1), "count": 5});
+            call(block_on(updates_before(&store, body.to_string().as_bytes())))
+        };
+        let imports_of = |migration_id: i64| {
+            let body = json!({"migration_id": migration_id, "after_update_id": "", "limit": 5});
+            call(block_on(import_updates(&store, body.to_string().as_bytes())))
+        };
+        for migration_id in [0, 1] {
+            assert_eq!(before_in(migration_id), (200, json!({"transactions": []})), "migration {migration_id}");
+        }
+        assert_eq!(imports_of(0), (200, json!({"transactions": []})));
+        assert_eq!(ids(&imports_of(1).1), ["i"]);
+        let missing = (404, json!({"error": "No data for migration 2"}));
+        assert_eq!(before_in(2), missing);
+        assert_eq!(imports_of(2), missing);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::exec::join;
 use crate::export::{self, Blobs, Position};
 use crate::ingest::Summary;
 use crate::json::Json;
+use crate::route::UpdateApi;
 use crate::update::{Blob, Event, Update};
 
 /// An update of a page, and its text as the upstream sent it.
@@ -49,7 +50,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         if let Some(after) = after {
             body["after"] = serde_json::json!(after);
         }
-        let page = self.page("/v2/updates", &body).await?;
+        let page = self.page("/v2/updates", &body, UpdateApi::V2).await?;
         if let (Some(after), Some(Item { update: first, .. })) = (after, page.first()) {
             let time = first.record_time().to_string();
             if (first.migration_id(), time.as_str()) <= (after.after_migration_id, after.after_record_time.as_str())
@@ -68,8 +69,14 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         Ok(page)
     }
 
-    /// A page of updates from the upstream's `path`, parsed.
-    pub(super) async fn page(&self, path: &str, body: &serde_json::Value) -> Result<Vec<Item>, FollowError> {
+    /// A page of updates from the upstream's `path`, parsed; items in `api`'s shape
+    /// (version 1: a transaction may carry the legacy `offset`, which is dropped).
+    pub(super) async fn page(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        api: UpdateApi,
+    ) -> Result<Vec<Item>, FollowError> {
         let page: Page = self.call(Side::Upstream, path, to_vec(body)?).await?;
         let mut line = Vec::new();
         page.transactions
@@ -80,6 +87,10 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                     FollowError(format!(
                         "the upstream's POST {path} answered a malformed page: item {index}: {problem}"
                     ))
+                };
+                let text = match api {
+                    UpdateApi::V1 => super::backfill::without_offset(text),
+                    UpdateApi::V2 => text,
                 };
                 // Items are ingest records but for their blobs: the fast reader takes
                 // them, and the strict parser names what is wrong with one it declines.
