@@ -760,3 +760,161 @@ fn the_answers_about_a_demo_history_match_the_document() {
         assert!(contexts.contains_key(&(choice, 200)), "no {choice} context answered 200: {contexts:?}");
     }
 }
+
+/// The network's own `operationId` of each operation the node shares with it, at the
+/// path its clients use, as the network's documents name them (with the default names:
+/// served under `Amulet`, `listCoinPriceVotes` is `listAmuletPriceVotes`, as the
+/// network's). Read from the scan API (`apps/scan/src/main/openapi/scan.yaml` and the
+/// common paths it refers to), the token standard's transfer instruction API and the
+/// validator's wallet API of `hyperledger-labs/splice`. (The validator's probes are
+/// `isLive` and `isReady` too, in its own document; in this one, which has both apps,
+/// the scan's keep them and the validator's are `isLiveAtValidator`, `isReadyAtValidator`.)
+const NETWORK_IDS: [(&str, &str, &str); 23] = [
+    ("GET", "/api/scan/version", "getVersion"),
+    ("GET", "/api/scan/livez", "isLive"),
+    ("GET", "/api/scan/readyz", "isReady"),
+    ("GET", "/api/scan/v2/updates/{update_id}", "getUpdateByIdV2"),
+    ("GET", "/api/scan/v1/updates/{update_id}", "getUpdateByIdV1"),
+    ("POST", "/api/scan/v2/updates", "getUpdateHistoryV2"),
+    ("POST", "/api/scan/v1/updates", "getUpdateHistoryV1"),
+    ("POST", "/api/scan/v0/backfilling/migration-info", "getMigrationInfo"),
+    ("POST", "/api/scan/v0/backfilling/updates-before", "getUpdatesBefore"),
+    ("POST", "/api/scan/v0/backfilling/import-updates", "getImportUpdates"),
+    ("GET", "/api/scan/v0/backfilling/status", "getBackfillingStatus"),
+    ("GET", "/api/scan/v0/state/acs/snapshot-timestamp-after", "getDateOfFirstSnapshotAfter"),
+    ("GET", "/api/scan/v0/closed-rounds", "getClosedRounds"),
+    ("GET", "/api/scan/v0/coin-price/votes", "listCoinPriceVotes"),
+    ("GET", "/api/scan/v0/domains/{domain_id}/parties/{party_id}/participant-id", "getPartyToParticipant"),
+    ("GET", "/api/scan/v1/domains/{domain_id}/parties/{party_id}/participant-id", "getPartyToParticipantV1"),
+    ("GET", "/api/scan/v0/roll-forward-lsu", "getRollForwardLsu"),
+    (
+        "GET",
+        "/api/scan/v0/internal/reward-accounting-process/rounds/earliest-available",
+        "getRewardAccountingEarliestAvailableRound",
+    ),
+    (
+        "POST",
+        "/api/scan/registry/transfer-instruction/v2/{transferInstructionId}/choice-contexts/accept",
+        "getTransferInstructionAcceptContext",
+    ),
+    (
+        "POST",
+        "/api/scan/registry/transfer-instruction/v2/{transferInstructionId}/choice-contexts/reject",
+        "getTransferInstructionRejectContext",
+    ),
+    (
+        "POST",
+        "/api/scan/registry/transfer-instruction/v2/{transferInstructionId}/choice-contexts/withdraw",
+        "getTransferInstructionWithdrawContext",
+    ),
+    ("POST", "/api/validator/v0/wallet/buy-traffic-requests", "createBuyTrafficRequest"),
+    ("POST", "/api/validator/v0/wallet/buy-traffic-requests/{tracking_id}/status", "getBuyTrafficRequestStatus"),
+];
+
+/// The `operationId` an alias derives from its operation's id: `At{Base}` for the same
+/// path at the root or under another base, `Legacy` for the earlier reward accounting
+/// path.
+fn derived_id(id: &str, primary: &str, alias: &str) -> String {
+    let base = |path: &str| {
+        ["/api/scan", "/api/validator"].into_iter().find(|b| path.starts_with(&format!("{b}/"))).unwrap_or("")
+    };
+    let legacy = if alias.contains("/v0/reward-accounting-process/") { "Legacy" } else { "" };
+    let suffix = match base(alias) {
+        b if b == base(primary) => "",
+        "" => "AtRoot",
+        "/api/scan" => "AtScan",
+        _ => "AtValidator",
+    };
+    format!("{id}{legacy}{suffix}")
+}
+
+#[test]
+fn every_operation_has_a_unique_id_and_the_network_s_own_where_it_has_the_operation() {
+    let document = Document::get();
+    let operations = document.operations();
+    let mut ids: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (method, path, _, operation) in &operations {
+        match operation["operationId"].as_str() {
+            Some(id) if !id.is_empty() => ids.entry(id).or_default().push(format!("{method} {path}")),
+            _ => problems.push(format!("{method} {path}: no operationId")),
+        }
+    }
+    for (id, at) in &ids {
+        if at.len() > 1 {
+            problems.push(format!("operationId {id} is used by {}", at.join(", ")));
+        }
+    }
+    for (method, path, id) in NETWORK_IDS {
+        let found = operations.iter().find(|(m, p, ..)| m == method && p == path);
+        match found.map(|(.., operation)| operation["operationId"].as_str()) {
+            Some(Some(got)) if got == id => {}
+            other => problems.push(format!("{method} {path}: operationId {other:?}, the network's is {id}")),
+        }
+    }
+    assert!(problems.is_empty(), "core/openapi.json:\n{}", problems.join("\n"));
+}
+
+/// Each operation is written once, under `components/pathItems`, with its own id, and
+/// referenced from its primary path; every other path of the same route (the route at
+/// the root or under another base, the earlier reward accounting path) carries a copy,
+/// equal to it but for the `operationId`, which derives from the primary's.
+#[test]
+fn every_alias_is_a_copy_of_its_operation_with_a_derived_id() {
+    let document = Document::get();
+    let items = document.json["components"]["pathItems"].as_object().expect("components/pathItems");
+    let paths = document.json["paths"].as_object().expect("paths");
+    let mut problems = Vec::new();
+    for (name, item) in items {
+        let reference = format!("#/components/pathItems/{}", token(name));
+        let primaries: Vec<&String> = paths.iter().filter(|(_, p)| p["$ref"] == *reference).map(|(p, _)| p).collect();
+        let [primary] = primaries[..] else {
+            problems.push(format!("{reference} is the path item of {} paths, not one", primaries.len()));
+            continue;
+        };
+        let route = route_of(primary);
+        for (path, alias) in paths.iter().filter(|(p, a)| *p != primary && a.get("$ref").is_none()) {
+            if route_of(path) != route {
+                continue;
+            }
+            let mut stripped = alias.clone();
+            for method in METHODS {
+                if let (Some(copy), Some(original)) = (stripped.get_mut(method), item.get(method)) {
+                    let want = derived_id(original["operationId"].as_str().unwrap_or(""), primary, path);
+                    if copy["operationId"] != *want {
+                        problems.push(format!("{path}: operationId {}, want {want}", copy["operationId"]));
+                    }
+                    copy["operationId"] = original["operationId"].clone();
+                }
+            }
+            if stripped != *item {
+                problems.push(format!(
+                    "{path} differs from {reference} (its primary path {primary}) in more than the operationId: \
+                     copy the path item there and set its operationId"
+                ));
+            }
+        }
+    }
+    let unreferenced: Vec<&String> = paths
+        .iter()
+        .filter(|(path, item)| {
+            item.get("$ref").is_none() && !items.keys().any(|name| {
+                let reference = format!("#/components/pathItems/{}", token(name));
+                paths.iter().any(|(p, i)| i["$ref"] == *reference && route_of(p) == route_of(path))
+            })
+        })
+        .map(|(p, _)| p)
+        .collect();
+    assert!(unreferenced.is_empty(), "paths that are no copy of an operation under components/pathItems: {unreferenced:?}");
+    assert!(problems.is_empty(), "core/openapi.json:\n{}", problems.join("\n"));
+}
+
+/// The route a path of the document belongs to: the path without its base, the earlier
+/// reward accounting path as the current one.
+fn route_of(path: &str) -> String {
+    let bare = ["/api/scan", "/api/validator"]
+        .into_iter()
+        .find_map(|b| path.strip_prefix(b).filter(|rest| rest.starts_with('/')))
+        .unwrap_or(path);
+    bare.replace("/v0/reward-accounting-process/", "/v0/internal/reward-accounting-process/")
+}
