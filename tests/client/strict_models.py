@@ -111,6 +111,7 @@ class Client:
         except urllib.error.HTTPError as error:
             status, content_type, raw = error.code, error.headers.get("content-type"), error.read()
         self.judge(method, path, query, data, headers, status, content_type, raw)
+        self.raw = raw
         return status, (json.loads(raw) if raw else None)
 
     def judge(self, method, path, query, data, headers, status, content_type, raw) -> None:
@@ -124,7 +125,7 @@ class Client:
             args=dict(p.split("=", 1) for p in query.lstrip("?").split("&") if p),
             data=data,
             headers=headers or {},
-            content_type="application/json" if data is not None else None,
+            content_type="application/json",
         )
         response = MockResponse(raw, status_code=status, content_type=content_type or "application/json")
         try:
@@ -143,7 +144,8 @@ class Client:
         if status != 200:
             raise SystemExit(f"{method} {path}{query}: {status} {answer}")
         try:
-            parsed = getattr(self.models, model).model_validate(answer, strict=True)
+            # Strict, from the JSON text: no value is coerced from another JSON type.
+            parsed = getattr(self.models, model).model_validate_json(self.raw, strict=True)
         except Exception as error:
             raise SystemExit(f"{method} {path}{query}: the answer does not parse into {model}: {error}") from error
         self.parsed[model] = self.parsed.get(model, 0) + 1
@@ -169,6 +171,7 @@ def generate_models(document: dict, directory: Path):
             "--field-constraints",
             "--enum-field-as-literal", "all",
             "--disable-timestamp",
+            "--formatters", "builtin",
         ],
         check=True,
     )
@@ -255,7 +258,7 @@ def walk(client: Client, history: str) -> None:
             path = f"{scan}/registry/transfer-instruction/v2/{urllib.parse.quote(contract_id, safe='')}/choice-contexts/{choice}"
             status, answer = client.send("POST", path, {"meta": {"k": "v"}})
             if status == 200:
-                client.models.ChoiceContext.model_validate(answer, strict=True)
+                client.models.ChoiceContext.model_validate_json(client.raw, strict=True)
                 assert "amulet-rules" in answer["choiceContextData"]["values"] or choice != "accept", answer
                 contexts += 1
     assert contexts > 0, "no choice context answered 200"
