@@ -28,6 +28,7 @@ Any answer that does not parse or validate fails the run with what is wrong.
 
 from __future__ import annotations
 
+import datetime
 import importlib.util
 import json
 import os
@@ -47,8 +48,8 @@ from openapi_spec_validator import validate as validate_spec
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("LEDGER_NODE_BIN", str(ROOT / "target/debug/ledger-node"))
 ADMIN_TOKEN = "python-client-admin-token"
-UPDATES = 600
-PAGE = 100
+UPDATES = 1000  # the first history length with a hard migration and its import updates
+PAGE = 200
 
 
 def start_node() -> tuple[subprocess.Popen, str]:
@@ -177,8 +178,15 @@ def generate_models(document: dict, directory: Path):
     )
     spec = importlib.util.spec_from_file_location("ledger_node_models", target)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the models' generics through it
     spec.loader.exec_module(module)
     return module
+
+
+def after_latest(record_time: str) -> str:
+    """The time a microsecond after `record_time` (as the node writes times)."""
+    at = datetime.datetime.strptime(record_time, "%Y-%m-%dT%H:%M:%S.%fZ") + datetime.timedelta(microseconds=1)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def walk(client: Client, history: str) -> None:
@@ -210,8 +218,9 @@ def walk(client: Client, history: str) -> None:
         info, _ = client.parse("GetMigrationInfoResponse", "POST", f"{scan}/v0/backfilling/migration-info",
                                {"migration_id": migration_id})
         for synchronizer in info["record_time_range"]:
-            before = synchronizer["max"]
-            # The latest update is at `max`; strictly before it, then back page by page.
+            # `before` is exclusive: start a microsecond after the latest update, then go
+            # back page by page from the oldest update of each page.
+            before = after_latest(synchronizer["max"])
             seen_latest = False
             while True:
                 body = {"migration_id": migration_id, "synchronizer_id": synchronizer["synchronizer_id"],
@@ -228,7 +237,9 @@ def walk(client: Client, history: str) -> None:
                 backfilled += len(items)
                 before = times[-1]
                 seen_latest = True
-            assert seen_latest or synchronizer["min"] == synchronizer["max"], synchronizer
+                if len(items) < PAGE:
+                    break
+            assert seen_latest, f"updates-before answered nothing before {synchronizer}"
         after_id = ""
         while True:
             body = {"migration_id": migration_id, "after_update_id": after_id, "limit": PAGE}
