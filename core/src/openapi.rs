@@ -86,8 +86,10 @@ mod tests {
             rest = rest.replace(&allowed.to_ascii_lowercase(), "");
         }
         for default in ["coin", "platform"] {
-            let left: alloc::vec::Vec<&str> =
-                rest.match_indices(default).map(|(at, _)| &rest[at.saturating_sub(40)..(at + 40).min(rest.len())]).collect();
+            let left: alloc::vec::Vec<&str> = rest
+                .match_indices(default)
+                .map(|(at, _)| &rest[at.saturating_sub(40)..(at + 40).min(rest.len())])
+                .collect();
             assert!(left.is_empty(), "{default} is left in the served document: {left:#?}");
         }
         assert!(text.contains("listAmuletPriceVotes") && text.contains("ListAmuletPriceVotesResponse"));

@@ -573,8 +573,10 @@ mod tests {
 
     #[test]
     fn messages_name_the_configured_coin() {
-        let mut amulet = Config::default();
-        amulet.names = crate::config::Names { root: "Splice".into(), coin: "Amulet".into() };
+        let amulet = Config {
+            names: crate::config::Names { root: "Splice".into(), coin: "Amulet".into() },
+            ..Config::default()
+        };
         let message = |result: Result<ChoiceContext, Error>| match result {
             Err(Error::NotFound(message)) => message,
             other => panic!("{other:?}"),

@@ -373,11 +373,19 @@ impl Document {
 pub fn judge(outgoing: &Outgoing, received: &Received) -> Result<(), String> {
     let body = || excerpt(&String::from_utf8_lossy(&received.body), 600);
     Document::get().check(&outgoing.method, &outgoing.target, received).map_err(|problem| {
-        format!("the answer does not match core/openapi.json: {problem}\n  status {}, body: {}", received.status, body())
+        format!(
+            "the answer does not match core/openapi.json: {problem}\n  status {}, body: {}",
+            received.status,
+            body()
+        )
     })?;
     if let Some(network) = Network::get() {
         network.check(&outgoing.method, &outgoing.target, received).map_err(|problem| {
-            format!("the answer does not match the network's documents: {problem}\n  status {}, body: {}", received.status, body())
+            format!(
+                "the answer does not match the network's documents: {problem}\n  status {}, body: {}",
+                received.status,
+                body()
+            )
         })?;
     }
     Ok(())
@@ -941,14 +949,18 @@ fn every_alias_is_a_copy_of_its_operation_with_a_derived_id() {
     let unreferenced: Vec<&String> = paths
         .iter()
         .filter(|(path, item)| {
-            item.get("$ref").is_none() && !items.keys().any(|name| {
-                let reference = format!("#/components/pathItems/{}", token(name));
-                paths.iter().any(|(p, i)| i["$ref"] == *reference && route_of(p) == route_of(path))
-            })
+            item.get("$ref").is_none()
+                && !items.keys().any(|name| {
+                    let reference = format!("#/components/pathItems/{}", token(name));
+                    paths.iter().any(|(p, i)| i["$ref"] == *reference && route_of(p) == route_of(path))
+                })
         })
         .map(|(p, _)| p)
         .collect();
-    assert!(unreferenced.is_empty(), "paths that are no copy of an operation under components/pathItems: {unreferenced:?}");
+    assert!(
+        unreferenced.is_empty(),
+        "paths that are no copy of an operation under components/pathItems: {unreferenced:?}"
+    );
     assert!(problems.is_empty(), "core/openapi.json:\n{}", problems.join("\n"));
 }
 
@@ -1113,7 +1125,11 @@ impl Network {
                 let root = std::env::var_os(NETWORK_DOCUMENTS)?;
                 let root = std::path::PathBuf::from(root);
                 let entries: Vec<&str> = NETWORK_ENTRIES.into_iter().filter(|e| root.join(e).is_file()).collect();
-                assert!(!entries.is_empty(), "{NETWORK_DOCUMENTS}={}: none of {NETWORK_ENTRIES:?} is there", root.display());
+                assert!(
+                    !entries.is_empty(),
+                    "{NETWORK_DOCUMENTS}={}: none of {NETWORK_ENTRIES:?} is there",
+                    root.display()
+                );
                 Some(
                     Network::load(&root, &entries, &NETWORK_FLAWS)
                         .unwrap_or_else(|e| panic!("{NETWORK_DOCUMENTS}={}: {e}", root.display())),
@@ -1135,7 +1151,8 @@ impl Network {
             let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {file}: {e}"))?;
             let mut json: Value = serde_norway::from_str(&text).map_err(|e| format!("{file} is not YAML: {e}"))?;
             for (flawed, pointer, schema, _) in flaws.iter().filter(|(f, ..)| *f == file) {
-                let slot = json.pointer_mut(pointer).ok_or_else(|| format!("{file}: the known flaw at {pointer} is gone"))?;
+                let slot =
+                    json.pointer_mut(pointer).ok_or_else(|| format!("{file}: the known flaw at {pointer} is gone"))?;
                 *slot = serde_json::from_str(schema).map_err(|e| format!("{flawed}{pointer}: {e}"))?;
             }
             json_schema_of_openapi_3_0(&mut json);
@@ -1164,7 +1181,8 @@ impl Network {
         let mut paths = Vec::new();
         for entry in entries {
             let uri = format!("{NETWORK_BASE}{entry}");
-            let declared = network.files[*entry].get("paths").and_then(Value::as_object).ok_or(format!("{entry}: no paths"))?;
+            let declared =
+                network.files[*entry].get("paths").and_then(Value::as_object).ok_or(format!("{entry}: no paths"))?;
             for path in declared.keys() {
                 let (uri, item, _) = network.follow(&uri, &format!("/paths/{}", token(path)))?;
                 paths.push(NetworkPath { template: Template::new(path, item), uri });
@@ -1217,7 +1235,11 @@ impl Network {
         let (uri, item, _) = self.follow(&found.uri, &found.template.item)?;
         let operation = format!("{item}/{}", method.to_ascii_lowercase());
         let status = received.status.to_string();
-        let at = format!("{method} {} ({}#{operation})", found.template.path, uri.strip_prefix(NETWORK_BASE).unwrap_or(&uri));
+        let at = format!(
+            "{method} {} ({}#{operation})",
+            found.template.path,
+            uri.strip_prefix(NETWORK_BASE).unwrap_or(&uri)
+        );
         let file = uri.strip_prefix(NETWORK_BASE).unwrap_or(&uri);
         let Some(responses) = self.files[file].pointer(&format!("{operation}/responses")) else { return Ok(false) };
         if responses.get(&status).is_none() {
@@ -1225,9 +1247,14 @@ impl Network {
         }
         let (uri, response, value) = self.follow(&uri, &format!("{operation}/responses/{status}"))?;
         if value.pointer("/content/application~1json/schema").is_none() {
-            return if received.body.is_empty() { Ok(true) } else { Err(format!("{at} → {status}: declares no body")) };
+            return if received.body.is_empty() {
+                Ok(true)
+            } else {
+                Err(format!("{at} → {status}: declares no body"))
+            };
         }
-        let body: Value = serde_json::from_slice(&received.body).map_err(|e| format!("{at}: the body is not JSON: {e}"))?;
+        let body: Value =
+            serde_json::from_slice(&received.body).map_err(|e| format!("{at}: the body is not JSON: {e}"))?;
         self.validate(&uri, &format!("{response}/content/application~1json/schema"), &body)
             .map_err(|e| format!("{at} → {status}: {e}"))?;
         self.judged.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1256,8 +1283,13 @@ impl Network {
                 }
             }
         };
-        let problems: Vec<String> = validator.iter_errors(instance).take(12).map(|e| format!("{e} at {}", e.instance_path())).collect();
-        if problems.is_empty() { Ok(()) } else { Err(format!("the body does not match {key}:\n      {}", problems.join("\n      "))) }
+        let problems: Vec<String> =
+            validator.iter_errors(instance).take(12).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("the body does not match {key}:\n      {}", problems.join("\n      ")))
+        }
     }
 
     /// How many answers these documents judged so far.
