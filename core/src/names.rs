@@ -34,11 +34,29 @@
 //!
 //! Only the configured spelling is served: with `Amulet`, `/v0/coin-price/votes` is a
 //! 404, as on that network. Routing matches the path segment without allocating
-//! ([`is_price_segment`]); the OpenAPI document is served with these spellings
-//! ([`crate::openapi`]).
+//! ([`is_price_segment`]).
+//!
+//! ## Text written with the default names
+//!
+//! Prose and identifiers that name the coin or the module root are spelled by the
+//! configured names too, wherever the node shows them: an error message says "locked
+//! amulet", not "locked coin", on a network whose coin is `Amulet`. Messages are
+//! formatted with [`ApiNames::coin_word`]; the OpenAPI document, written once with the
+//! default names, is spelled by [`respell`] ([`crate::openapi`]). `respell` is the one
+//! rule for such text: every `Platform` is the configured root, every `Coin` the
+//! configured currency word as written (`Amulet`), every `coin` that word in lower case
+//! (`amulet`), wherever it stands, inside a longer word too (`listCoinPriceVotes`,
+//! `ListCoinPriceVotesResponse`, `coin_price_votes` become `listAmuletPriceVotes`,
+//! `ListAmuletPriceVotesResponse`, `amulet_price_votes`). Upper-case `COIN` is left
+//! alone: it only stands in the configuration variable's name,
+//! `LEDGER_NODE_NAMES_COIN`. So a text written with the default names says `Coin`,
+//! `coin` or `Platform` only where it means the configured names.
 
+use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
+
+use crate::config::{DEFAULT_COIN, DEFAULT_ROOT};
 
 use crate::config::Names;
 
@@ -95,6 +113,8 @@ pub struct ApiNames {
     pub price_votes_field: String,
     /// `{lower(coin)}-rules`: the choice-context key of the coin rules contract.
     pub rules_context_key: String,
+    /// `lower(coin)`: the currency word in prose, as in messages ("locked amulet").
+    pub coin_word: String,
 }
 
 impl ApiNames {
@@ -105,9 +125,44 @@ impl ApiNames {
             price_votes_path: format!("/v0/{coin}{PRICE_SUFFIX}/votes"),
             price_votes_field: format!("{coin}_price_votes"),
             rules_context_key: format!("{coin}-rules"),
+            coin_word: coin,
         }
     }
 }
+
+/// `text`, written with the default names, spelled with `names` (module docs): every
+/// `Platform` becomes `names.root`, every `Coin` `names.coin`, every `coin` the lower
+/// case of `names.coin`, in one pass (a replacement is never replaced again). Borrowed
+/// when `names` spell the defaults.
+pub fn respell<'t>(text: &'t str, names: &Names) -> Cow<'t, str> {
+    if names.root == DEFAULT_ROOT && names.coin == DEFAULT_COIN {
+        return Cow::Borrowed(text);
+    }
+    let lower = names.coin.to_ascii_lowercase();
+    let words: [(&str, &str); 3] =
+        [(DEFAULT_ROOT, &names.root), (DEFAULT_COIN, &names.coin), (DEFAULT_LOWER_COIN, &lower)];
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    let mut rest = text;
+    while let Some(at) = rest.find(['P', 'C', 'c']) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match words.iter().find(|(default, _)| rest.starts_with(default)) {
+            Some((default, spelling)) => {
+                out.push_str(spelling);
+                rest = &rest[default.len()..];
+            }
+            None => {
+                out.push_str(&rest[..1]);
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// The default currency word in lower case.
+const DEFAULT_LOWER_COIN: &str = "coin";
 
 /// What follows the currency word in the price votes path segment.
 const PRICE_SUFFIX: &str = "-price";
@@ -163,6 +218,32 @@ mod tests {
         assert_eq!(amulet.price_votes_path, "/v0/amulet-price/votes");
         assert_eq!(amulet.price_votes_field, "amulet_price_votes");
         assert_eq!(amulet.rules_context_key, "amulet-rules");
+        assert_eq!((default.coin_word.as_str(), amulet.coin_word.as_str()), ("coin", "amulet"));
+    }
+
+    #[test]
+    fn respelling_replaces_the_default_words_inside_identifiers_and_prose_once() {
+        let amulet = Names { root: "Splice".into(), coin: "Amulet".into() };
+        let text = "listCoinPriceVotes ListCoinPriceVotesResponse coin_price_votes /v0/coin-price/votes \
+                    coin-rules; the locked coin; Platform.DSO.CoinPrice:CoinPriceVote; LEDGER_NODE_NAMES_COIN";
+        assert_eq!(
+            respell(text, &amulet),
+            "listAmuletPriceVotes ListAmuletPriceVotesResponse amulet_price_votes /v0/amulet-price/votes \
+             amulet-rules; the locked amulet; Splice.DSO.AmuletPrice:AmuletPriceVote; LEDGER_NODE_NAMES_COIN"
+        );
+        // A spelling that contains a default word is not spelled again.
+        let nested = Names { root: "CoinPlatform".into(), coin: "Platformcoin".into() };
+        assert_eq!(respell("Platform.Coin coin", &nested), "CoinPlatform.Platformcoin platformcoin");
+        // Non-ASCII text passes through whole.
+        assert_eq!(respell("Ünïcode coin €", &amulet), "Ünïcode amulet €");
+    }
+
+    #[test]
+    fn respelling_with_the_default_names_borrows_the_text() {
+        let text = "the Coin of Platform";
+        assert!(matches!(respell(text, &crate::Config::default().names), Cow::Borrowed(t) if core::ptr::eq(t, text)));
+        let lower = Names { root: "Platform".into(), coin: "coin".into() };
+        assert_eq!(respell(text, &lower), "the coin of Platform");
     }
 
     #[test]

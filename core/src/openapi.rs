@@ -2,41 +2,30 @@
 //! `/api/scan`) with `content-type: application/json`.
 //!
 //! The document is `core/openapi.json`, compiled into the node without the whitespace
-//! between its tokens (the core's build script), and written with the default currency
-//! word. A node configured with another word serves it with the
-//! spellings that follow the word ([`crate::names::ApiNames`]) spelled its way: every
-//! occurrence of `/v0/coin-price/votes`, `coin_price_votes` and `coin-rules`, wherever it
-//! stands (a path, a property, a schema name or reference that contains it, a
-//! description), becomes the configured spelling, so `$ref`s stay consistent. With the
-//! default word the document is served as it is.
+//! between its tokens (the core's build script), and written with the default names
+//! (`Platform`, `Coin`). A node configured with other names serves it spelled by them,
+//! with the one rule of [`crate::names::respell`]: every `Platform`, `Coin` and `coin`,
+//! wherever it stands (a path, a property, a schema name and every `$ref` to it, an
+//! `operationId`, a description), becomes the configured root, currency word and its
+//! lower case, so `$ref`s stay consistent and a client generated from the served
+//! document names its methods and types as the network's own documents do
+//! (`listAmuletPriceVotes`, `ListAmuletPriceVotesResponse`). The document therefore
+//! writes those words only where they mean the configured names; the one exception is
+//! the upper-case configuration variable `LEDGER_NODE_NAMES_COIN`, which `respell`
+//! leaves alone. With the default names the document is served as it is.
 
 use alloc::borrow::Cow;
-use alloc::string::String;
 
 use crate::config::Names;
 use crate::http::Response;
-use crate::names::ApiNames;
+use crate::names::respell;
 
-/// The document as written, with the default spellings.
+/// The document as written, with the default names.
 pub const DOCUMENT: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
 
-/// The spellings the document is written with: [`ApiNames`] of the default currency
-/// word, in the order they are replaced.
-const DEFAULT_SPELLINGS: [&str; 3] = ["/v0/coin-price/votes", "coin_price_votes", "coin-rules"];
-
-/// `document` with the default spellings replaced by those of `names`; borrowed when
-/// they are the same.
+/// `document` spelled with `names`; borrowed when they are the defaults.
 pub fn spelled(document: &'static str, names: &Names) -> Cow<'static, str> {
-    let api = ApiNames::new(names);
-    let configured = [api.price_votes_path.as_str(), api.price_votes_field.as_str(), api.rules_context_key.as_str()];
-    if configured == DEFAULT_SPELLINGS {
-        return Cow::Borrowed(document);
-    }
-    let mut text = String::from(document);
-    for (default, spelling) in DEFAULT_SPELLINGS.iter().zip(configured) {
-        text = text.replace(default, spelling);
-    }
-    Cow::Owned(text)
+    respell(document, names)
 }
 
 /// `GET /openapi.json`.
@@ -65,40 +54,47 @@ mod tests {
     }
 
     #[test]
-    fn the_default_spellings_are_those_of_the_default_coin() {
-        let api = ApiNames::new(&Config::default().names);
-        assert_eq!(DEFAULT_SPELLINGS, [api.price_votes_path.as_str(), &api.price_votes_field, &api.rules_context_key]);
-    }
-
-    #[test]
-    fn with_the_default_coin_the_document_is_served_as_written() {
+    fn with_the_default_names_the_document_is_served_as_written() {
         assert!(matches!(spelled(DOCUMENT, &Config::default().names), Cow::Borrowed(d) if core::ptr::eq(d, DOCUMENT)));
-        let lower = Names { root: "Platform".into(), coin: "coin".into() };
-        assert!(matches!(spelled(DOCUMENT, &lower), Cow::Borrowed(_)));
     }
 
     #[test]
-    fn another_coin_spells_paths_properties_schema_names_and_references_its_way() {
-        let document = r##"{"paths": {"/v0/coin-price/votes": {}, "/api/scan/v0/coin-price/votes": {}},
-            "components": {"schemas": {"coin_price_votes_list": {"properties": {"coin_price_votes": {}}},
-            "Context": {"description": "keys: `coin-rules`", "properties": {"coin-rules": {}}}},
-            "x": {"$ref": "#/components/schemas/coin_price_votes_list"}, "other": "CoinRules coin-price coin"}}"##;
-        let want = r##"{"paths": {"/v0/amulet-price/votes": {}, "/api/scan/v0/amulet-price/votes": {}},
-            "components": {"schemas": {"amulet_price_votes_list": {"properties": {"amulet_price_votes": {}}},
-            "Context": {"description": "keys: `amulet-rules`", "properties": {"amulet-rules": {}}}},
-            "x": {"$ref": "#/components/schemas/amulet_price_votes_list"}, "other": "CoinRules coin-price coin"}}"##;
+    fn other_names_spell_paths_properties_schema_names_references_and_operation_ids() {
+        let document = r##"{"paths": {"/v0/coin-price/votes": {"get": {"operationId": "listCoinPriceVotes"}}},
+            "components": {"schemas": {"ListCoinPriceVotesResponse": {"properties": {"coin_price_votes": {}}},
+            "Context": {"description": "keys: `coin-rules`; the locked coin; `Platform.Coin:LockedCoin`"}},
+            "x": {"$ref": "#/components/schemas/ListCoinPriceVotesResponse"}, "env": "LEDGER_NODE_NAMES_COIN"}}"##;
+        let want = r##"{"paths": {"/v0/amulet-price/votes": {"get": {"operationId": "listAmuletPriceVotes"}}},
+            "components": {"schemas": {"ListAmuletPriceVotesResponse": {"properties": {"amulet_price_votes": {}}},
+            "Context": {"description": "keys: `amulet-rules`; the locked amulet; `Splice.Amulet:LockedAmulet`"}},
+            "x": {"$ref": "#/components/schemas/ListAmuletPriceVotesResponse"}, "env": "LEDGER_NODE_NAMES_COIN"}}"##;
         assert_eq!(spelled(document, &amulet()), want);
     }
 
+    /// What of the default names may stay in the served document: the configuration
+    /// variable's name, which `respell` leaves alone.
+    const MAY_STAY: [&str; 1] = ["LEDGER_NODE_NAMES_COIN"];
+
     #[test]
-    fn the_served_document_is_json_with_no_default_spelling_left_for_another_coin() {
+    fn the_document_served_under_the_networks_names_spells_no_default_name() {
         let response = serve(&amulet());
         assert_eq!((response.status, response.header("content-type")), (200, Some("application/json")));
         let text = core::str::from_utf8(&response.body).expect("a UTF-8 document");
-        let _: serde_json::Value = serde_json::from_str(text).expect("the served document is JSON");
-        for default in DEFAULT_SPELLINGS {
-            assert!(!text.contains(default), "{default} is left in the document");
+        let json: serde_json::Value = serde_json::from_str(text).expect("the served document is JSON");
+        let mut rest = text.to_ascii_lowercase();
+        for allowed in MAY_STAY {
+            rest = rest.replace(&allowed.to_ascii_lowercase(), "");
         }
+        for default in ["coin", "platform"] {
+            let left: alloc::vec::Vec<&str> = rest
+                .match_indices(default)
+                .map(|(at, _)| &rest[at.saturating_sub(40)..(at + 40).min(rest.len())])
+                .collect();
+            assert!(left.is_empty(), "{default} is left in the served document: {left:#?}");
+        }
+        assert!(text.contains("listAmuletPriceVotes") && text.contains("ListAmuletPriceVotesResponse"));
+        assert!(text.contains("locked amulet") && text.contains("amulet rules"));
+        assert!(json["paths"].get("/api/scan/v0/amulet-price/votes").is_some());
         assert_eq!(serve(&Config::default().names).body, DOCUMENT.as_bytes());
     }
 }

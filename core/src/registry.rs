@@ -226,6 +226,7 @@ pub async fn build<S: Store>(
     request: &ContextRequest,
 ) -> Result<ChoiceContext, Error> {
     let names = TemplateNames::new(&env.config.names);
+    let coin = ApiNames::new(&env.config.names).coin_word;
     let instruction = contracts::read(store, instruction_id)
         .await?
         .and_then(|record| Active::new(instruction_id, record))
@@ -236,7 +237,7 @@ pub async fn build<S: Store>(
     let locked_coin_id =
         instruction.creation.payload.get(&names.locked_coin_field).and_then(Json::as_str).ok_or_else(|| {
             Error::NotFound(format!(
-                "transfer instruction {instruction_id} names no locked coin (payload field {})",
+                "transfer instruction {instruction_id} names no locked {coin} (payload field {})",
                 names.locked_coin_field
             ))
         })?;
@@ -245,7 +246,7 @@ pub async fn build<S: Store>(
     let Some(locked_coin) = locked_coin else {
         if choice == TransferChoice::Accept {
             return Err(Error::NotFound(format!(
-                "locked coin {locked_coin_id} of transfer instruction {instruction_id} is no longer active"
+                "locked {coin} {locked_coin_id} of transfer instruction {instruction_id} is no longer active"
             )));
         }
         let mut values = Map::new();
@@ -272,7 +273,7 @@ pub async fn build<S: Store>(
     let pick = |ids: &[String]| ids.iter().filter_map(|id| candidates.get(id.as_str())).cloned().collect::<Vec<_>>();
 
     let coin_rules = latest(pick(&coin_rules_ids))
-        .ok_or_else(|| Error::NotFound(format!("no active coin rules ({})", names.coin_rules)))?;
+        .ok_or_else(|| Error::NotFound(format!("no active {coin} rules ({})", names.coin_rules)))?;
     let open_round = open_round_in_use(pick(&open_round_ids), env.now).ok_or_else(|| {
         Error::NotFound(format!(
             "no open mining round in use: no active {} has opened yet (opensAt not after now)",
@@ -568,6 +569,40 @@ mod tests {
         assert_eq!(values["amulet-rules"], json!({"tag": "AV_ContractId", "value": "rules"}));
         assert!(!values.contains_key("coin-rules"));
         assert!(matches!(context(&store, TransferChoice::Accept), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn messages_name_the_configured_coin() {
+        let amulet = Config {
+            names: crate::config::Names { root: "Splice".into(), coin: "Amulet".into() },
+            ..Config::default()
+        };
+        let message = |result: Result<ChoiceContext, Error>| match result {
+            Err(Error::NotFound(message)) => message,
+            other => panic!("{other:?}"),
+        };
+        let at = "2024-01-01T00:00:00.000000Z";
+        let instruction = |field: &str| {
+            created(
+                "u1",
+                "ti",
+                "Splice.AmuletTransferInstruction:AmuletTransferInstruction",
+                at,
+                json!([{"label": field, "value": {"contractId": "gone"}}]),
+            )
+        };
+        // The locked amulet is gone; the instruction names none; there are no amulet rules.
+        let gone = message(context_with(&node(&[instruction("lockedAmulet")]), TransferChoice::Accept, amulet.clone()));
+        assert!(gone.starts_with("locked amulet gone of transfer instruction ti"), "{gone}");
+        let unnamed = message(context_with(&node(&[instruction("other")]), TransferChoice::Accept, amulet.clone()));
+        assert!(unnamed.contains("names no locked amulet (payload field lockedAmulet)"), "{unnamed}");
+        let held = created("u2", "gone", "Splice.Amulet:LockedAmulet", at, json!([]));
+        let no_rules =
+            message(context_with(&node(&[instruction("lockedAmulet"), held]), TransferChoice::Accept, amulet));
+        assert!(no_rules.starts_with("no active amulet rules (Splice.AmuletRules:AmuletRules)"), "{no_rules}");
+        for message in [gone, unnamed, no_rules] {
+            assert!(!message.to_ascii_lowercase().contains("coin"), "{message}");
+        }
     }
 
     #[test]
