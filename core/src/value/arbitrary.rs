@@ -63,9 +63,11 @@ pub(crate) fn value() -> impl Strategy<Value = Value> {
                 .prop_map(|entries| Value::TextMap(unique_by_key(entries))),
             proptest::collection::vec((inner.clone(), inner), 0..4).prop_map(|entries| {
                 let mut keys: Vec<Value> = Vec::new();
-                let entries = entries.into_iter().filter(|(k, _)| !keys.contains(k) && {
-                    keys.push(k.clone());
-                    true
+                let entries = entries.into_iter().filter(|(k, _)| {
+                    !keys.contains(k) && {
+                        keys.push(k.clone());
+                        true
+                    }
                 });
                 Value::GenMap(entries.collect())
             }),
