@@ -606,11 +606,14 @@ fn with_previous(
 #[test]
 fn an_upstream_whose_migrations_go_round_stops_the_follower_naming_the_request() {
     let upstream = upstream();
-    let cases: [(fn(i64) -> i64, &str); 2] = [
-        (|m| m, "for migration 1 with previous_migration_id 1, which is not an earlier migration"),
-        (|m| 1 - m, "for migration 0 with previous_migration_id 1, which is not an earlier migration"),
-    ];
-    for (previous, named) in cases {
+    /// The migration an upstream names as the one before `m`.
+    type Previous = fn(i64) -> i64;
+    let itself: Previous = |m| m;
+    let the_other: Previous = |m| 1 - m;
+    for (previous, named) in [
+        (itself, "for migration 1 with previous_migration_id 1, which is not an earlier migration"),
+        (the_other, "for migration 0 with previous_migration_id 1, which is not an earlier migration"),
+    ] {
         let follower = Node::new();
         block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
         let hostile = with_previous(&upstream, 300, previous);
