@@ -19,7 +19,9 @@
 //!   and back would cost more than the call. An instance whose memory grew past a bound
 //!   is dropped after its request ([`Node::checkin`]).
 //! - **Framing**: a body hyper cannot decode (a bad chunk size, an oversized chunk
-//!   extension) is a 400, and the connection is closed after it.
+//!   extension) is a 400, and the connection is closed after it. So is a head that
+//!   hyper takes but that could be read two ways: one with more than one `Host`
+//!   header, or with a transfer coding besides `chunked` (`gzip, chunked`).
 
 mod accept;
 mod connection;

@@ -331,6 +331,39 @@ fn malformed_chunked_framing_is_a_400_not_a_500() {
 }
 
 #[test]
+fn a_transfer_coding_besides_chunked_and_a_repeated_host_header_are_a_400() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve(&dir.path().join("node.store"), &[]);
+    let path = "POST /v0/backfilling/migration-info HTTP/1.1\r\n";
+    let body = "{\"migration_id\": 0}";
+    let chunked = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    let coding = r#"{"error":"Transfer-Encoding \"gzip, chunked\" is not supported; send the body with Content-Length, or with Transfer-Encoding: chunked alone"}"#;
+    let cases = [
+        (format!("{path}host: node\r\ntransfer-encoding: gzip, chunked\r\n\r\n{chunked}"), coding),
+        (format!("{path}host: node\r\ntransfer-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n{chunked}"), coding),
+        (
+            format!("{path}host: node\r\nhost: other\r\ncontent-length: {}\r\n\r\n{body}", body.len()),
+            r#"{"error":"the request has 2 Host headers; send exactly one"}"#,
+        ),
+    ];
+    for (request, error) in cases {
+        let mut stream = connect(&server, Duration::from_millis(100));
+        send(&mut stream, request.as_bytes());
+        let (answer, closed) = read_until_closed(&mut stream, Duration::from_secs(5));
+        assert!(answer.starts_with("HTTP/1.1 400"), "{request}\n{answer}");
+        assert!(answer.contains("content-type: application/json"), "{answer}");
+        assert!(answer.ends_with(error), "{request}\n{answer}");
+        assert!(closed, "the connection stays open after a request it did not read");
+    }
+    // Chunked alone, with one Host, is read.
+    let mut stream = connect(&server, Duration::from_millis(100));
+    let request = format!("{path}host: node\r\ntransfer-encoding: Chunked\r\nconnection: close\r\n\r\n{chunked}");
+    send(&mut stream, request.as_bytes());
+    let (answer, _) = read_until_closed(&mut stream, Duration::from_secs(5));
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+}
+
+#[test]
 fn connections_beyond_the_cap_wait_and_are_served_when_one_closes() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let server = serve_with(&dir.path().join("node.store"), &[], &["--max-connections", "2"]);

@@ -45,6 +45,12 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 // reset in between. The next call starts again from its new state.
                 return Ok(true);
             };
+            if end <= held {
+                return Err(FollowError(format!(
+                    "the upstream answered POST {PATH} for migration {migration_id} after {held:?} with a page ending at \
+                     {end:?}, which is not after it"
+                )));
+            }
             if page.iter().any(|item| !item.update.is_import() || item.update.migration_id() != migration_id) {
                 return Err(FollowError(format!(
                     "the upstream answered POST {PATH} for migration {migration_id} with an update that is not one of its import updates"
@@ -69,6 +75,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         let Some(position) = self.report.position.clone() else { return Ok(true) };
         let end = time(&position.after_record_time, "this node's stream position")?;
         let mut migration = Some(position.after_migration_id);
+        let mut walked = 0;
         while let Some(migration_id) = migration {
             let Some(theirs) = self.migration_info(Side::Upstream, migration_id).await? else { break };
             let ours = self.migration_info(Side::Local, migration_id).await?;
@@ -110,7 +117,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                     before = oldest;
                 }
             }
-            migration = theirs.previous_migration_id;
+            migration = previous(migration_id, theirs.previous_migration_id, &mut walked)?;
         }
         Ok(true)
     }
@@ -182,6 +189,26 @@ struct SynchronizerRange {
     synchronizer_id: String,
     min: String,
     max: String,
+}
+
+/// The migration the walk back goes to after `migration_id`, the upstream's
+/// `previous_migration_id` of it: it must be an earlier one (so the walk cannot go round
+/// a cycle), and the walk takes at most [`crate::history::MAX_MIGRATIONS`] steps.
+fn previous(migration_id: i64, previous: Option<i64>, walked: &mut u32) -> Result<Option<i64>, FollowError> {
+    const PATH: &str = "/v0/backfilling/migration-info";
+    *walked += 1;
+    match previous {
+        Some(previous) if previous >= migration_id => Err(FollowError(format!(
+            "the upstream answered POST {PATH} for migration {migration_id} with previous_migration_id {previous}, \
+             which is not an earlier migration"
+        ))),
+        Some(previous) if *walked >= crate::history::MAX_MIGRATIONS => Err(FollowError(format!(
+            "the upstream answered POST {PATH} for migration {migration_id} with previous_migration_id {previous}, \
+             after {walked} migrations; a node holds at most {}",
+            crate::history::MAX_MIGRATIONS
+        ))),
+        previous => Ok(previous),
+    }
 }
 
 /// `text`, a record time that `source` gave.

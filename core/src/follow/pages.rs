@@ -1,5 +1,10 @@
 //! Stream pages: fetched from the upstream, checked, and made into ingest batches with
 //! the blobs the public stream leaves out.
+//!
+//! A page's first update is after the position it was asked from, and its updates
+//! ascend by (migration id, record time), so every page moves the position forward; an
+//! upstream page that does not stops following with an error naming the request, rather
+//! than have the same page asked for again and again.
 
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
@@ -63,6 +68,23 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                     after.after_record_time,
                     first.id(),
                     first.migration_id()
+                )));
+            }
+        }
+        // The position moves to the page's last update: a page that goes back would be
+        // asked for again and again.
+        for pair in page.windows(2) {
+            let (before, item) = (&pair[0].update, &pair[1].update);
+            if (item.migration_id(), item.record_time()) < (before.migration_id(), before.record_time()) {
+                return Err(FollowError(format!(
+                    "the upstream answered POST /v2/updates with update {} of migration {} at {} after update {} of \
+                     migration {} at {}: a page's updates must ascend by migration id and record time",
+                    item.id(),
+                    item.migration_id(),
+                    item.record_time(),
+                    before.id(),
+                    before.migration_id(),
+                    before.record_time()
                 )));
             }
         }

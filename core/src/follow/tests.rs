@@ -8,6 +8,7 @@ use super::*;
 use crate::config::Config;
 use crate::env::Env;
 use crate::exec::block_on;
+use crate::export::Hosting;
 use crate::service::handle;
 use crate::store::MemoryStore;
 use crate::time::Timestamp;
@@ -461,4 +462,226 @@ fn an_upstream_that_refuses_the_export_names_the_token() {
     let stranger = Node { config: Config { admin_token: Some("another".into()), ..Config::default() }, ..upstream() };
     let error = block_on(sync(&stranger, &Node::new(), &Limits::default())).expect_err("a refusal");
     assert!(error.to_string().contains("401") && error.to_string().contains("admin token"), "{error}");
+}
+
+/// An upstream that answers some requests its own way (`answer`, given the request and
+/// what the real upstream answers it) and forwards the rest; it stops answering after
+/// `patience` requests, so a follower that would ask without end gets an error saying
+/// so instead.
+struct Hostile<'a, F> {
+    upstream: &'a Node,
+    answer: F,
+    asked: core::cell::Cell<u32>,
+    patience: u32,
+}
+
+const TIRED: &str = "the test's upstream stopped answering a follower that kept asking";
+
+impl<'a, F: Fn(&Request, Response) -> Response> Hostile<'a, F> {
+    fn new(upstream: &'a Node, patience: u32, answer: F) -> Self {
+        Hostile { upstream, answer, asked: core::cell::Cell::new(0), patience }
+    }
+}
+
+impl<F: Fn(&Request, Response) -> Response> Link for Hostile<'_, F> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        self.asked.set(self.asked.get() + 1);
+        if self.asked.get() > self.patience {
+            return Err(TIRED.into());
+        }
+        let real = self.upstream.answer(request.clone());
+        Ok((self.answer)(&request, real))
+    }
+}
+
+fn request_json(request: &Request) -> Value {
+    match &request.body {
+        Body::Complete(body) if !body.is_empty() => serde_json::from_slice(body).expect("a JSON body"),
+        _ => json!({}),
+    }
+}
+
+fn json_response(value: &Value) -> Response {
+    Response::json(200, value.to_string().into_bytes())
+}
+
+/// `response`, an export state page, with `topology` and `topology_next` instead.
+fn with_hosting(response: Response, topology: Vec<Hosting>, next: Option<HostingKey>) -> Response {
+    let mut state: State = serde_json::from_slice(&response.body).expect("a state page");
+    state.topology = topology;
+    state.topology_next = next;
+    json_response(&serde_json::to_value(&state).expect("a state"))
+}
+
+fn hosting(party: u32) -> Hosting {
+    Hosting { synchronizer_id: "s9".into(), party_id: format!("p{party:08}"), participant_ids: vec!["n1".into()] }
+}
+
+#[test]
+fn an_upstream_that_pages_hosting_without_moving_on_stops_the_follower_naming_the_request() {
+    let upstream = upstream();
+    // Every page, whatever it was asked from, is the same one, with a next page.
+    let same_page = Hostile::new(&upstream, 300, |request: &Request, real| {
+        if request.path != "/v0/admin/export/state" {
+            return real;
+        }
+        with_hosting(real, vec![hosting(1)], Some(hosting(1).key()))
+    });
+    let error = block_on(sync(&same_page, &Node::new(), &Limits::default())).expect_err("a page that stays");
+    let message = error.to_string();
+    assert!(
+        message.starts_with(
+            "the upstream answered POST /v0/admin/export/state for hosting records after (s9, p00000001) \
+             with a page that does not move on: (s9, p00000001) is not after (s9, p00000001)"
+        ),
+        "{message}"
+    );
+    // Pages with a next page but no records.
+    let empty_pages = Hostile::new(&upstream, 300, |request: &Request, real| {
+        if request.path != "/v0/admin/export/state" {
+            return real;
+        }
+        with_hosting(real, vec![], Some(hosting(1).key()))
+    });
+    let error = block_on(sync(&empty_pages, &Node::new(), &Limits::default())).expect_err("pages without records");
+    let message = error.to_string();
+    assert!(
+        message.starts_with(
+            "the upstream answered POST /v0/admin/export/state for hosting records from the start \
+             with a page that does not move on: no records, and topology_next (s9, p00000001)"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn hosting_from_an_upstream_that_pages_without_end_is_applied_as_it_comes() {
+    let upstream = upstream();
+    // Pages of 1000 new hosting records each, without end.
+    let endless = Hostile::new(&upstream, 60, |request: &Request, real| {
+        if request.path != "/v0/admin/export/state" {
+            return real;
+        }
+        let start = match request_json(request)["topology_after"]["party_id"].as_str() {
+            Some(party) => party[1..].parse::<u32>().expect("a party of the test") + 1,
+            None => 0,
+        };
+        let page: Vec<Hosting> = (start..start + 1000).map(hosting).collect();
+        let next = page.last().map(Hosting::key);
+        with_hosting(real, page, next)
+    });
+    let follower = Node::new();
+    let error = block_on(sync(&endless, &follower, &Limits::default())).expect_err("the test's upstream tires");
+    assert!(error.to_string().ends_with(TIRED), "{error}");
+    // What came before it stopped is held: the records were not all kept to the end.
+    for party in [0, 1000, 40_000] {
+        let target = format!("/v1/domains/s9/parties/p{party:08}/participant-id");
+        let (status, body) = follower.call(Method::Get, &target, "");
+        assert_eq!((status, body.as_str()), (200, r#"{"participant_ids":["n1"]}"#), "{target}");
+    }
+}
+
+/// An upstream whose migration info names `previous(m)` as the migration before each
+/// migration `m`; it holds no update of a migration before 0.
+fn with_previous(
+    upstream: &Node,
+    patience: u32,
+    previous: impl Fn(i64) -> i64,
+) -> Hostile<'_, impl Fn(&Request, Response) -> Response> {
+    Hostile::new(upstream, patience, move |request: &Request, real: Response| {
+        if request.path != "/v0/backfilling/migration-info" {
+            return real;
+        }
+        let migration_id = request_json(request)["migration_id"].as_i64().expect("a migration id");
+        let mut info: Value = if migration_id < 0 {
+            json!({"migration_id": migration_id, "complete": true, "import_updates_complete": true, "record_time_range": []})
+        } else {
+            serde_json::from_slice(&real.body).expect("migration info")
+        };
+        info["previous_migration_id"] = json!(previous(migration_id));
+        json_response(&info)
+    })
+}
+
+#[test]
+fn an_upstream_whose_migrations_go_round_stops_the_follower_naming_the_request() {
+    let upstream = upstream();
+    /// The migration an upstream names as the one before `m`.
+    type Previous = fn(i64) -> i64;
+    let itself: Previous = |m| m;
+    let the_other: Previous = |m| 1 - m;
+    for (previous, named) in [
+        (itself, "for migration 1 with previous_migration_id 1, which is not an earlier migration"),
+        (the_other, "for migration 0 with previous_migration_id 1, which is not an earlier migration"),
+    ] {
+        let follower = Node::new();
+        block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+        let hostile = with_previous(&upstream, 300, previous);
+        let error = block_on(sync(&hostile, &follower, &Limits::default())).expect_err("a walk that goes round");
+        let message = error.to_string();
+        assert_eq!(message, format!("the upstream answered POST /v0/backfilling/migration-info {named}"));
+    }
+}
+
+#[test]
+fn an_upstream_whose_migrations_go_back_without_end_stops_the_follower_naming_the_request() {
+    let upstream = upstream();
+    let follower = Node::new();
+    block_on(sync(&upstream, &follower, &Limits::default())).expect("following");
+    let hostile = with_previous(&upstream, 5000, |m| m - 1);
+    let error = block_on(sync(&hostile, &follower, &Limits::default())).expect_err("a walk without end");
+    let message = error.to_string();
+    assert!(
+        message.starts_with("the upstream answered POST /v0/backfilling/migration-info for migration ")
+            && message.ends_with("after 1000 migrations; a node holds at most 1000"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_upstream_whose_stream_page_goes_back_stops_the_follower_naming_the_request() {
+    let upstream = upstream();
+    // Every stream page is u-b then u-a, an earlier update: after it the position is
+    // u-a's, from where the same page comes again.
+    let (_, page) =
+        upstream.call(Method::Post, "/v2/updates", r#"{"page_size": 10, "daml_value_encoding": "protobuf_json"}"#);
+    let page: Value = serde_json::from_str(&page).expect("a page");
+    let items = page["transactions"].as_array().expect("items");
+    let backwards = json!({"transactions": [items[1], items[0]]});
+    let hostile =
+        Hostile::new(
+            &upstream,
+            300,
+            |request: &Request, real| {
+                if request.path == "/v2/updates" { json_response(&backwards) } else { real }
+            },
+        );
+    let error = block_on(sync(&hostile, &Node::new(), &Limits::default())).expect_err("a page that goes back");
+    assert_eq!(
+        error.to_string(),
+        "the upstream answered POST /v2/updates with update u-a of migration 0 at 2024-01-01T00:00:01.000000Z \
+         after update u-b of migration 0 at 2024-01-01T00:00:02.000000Z: a page's updates must ascend by \
+         migration id and record time"
+    );
+}
+
+#[test]
+fn an_upstream_whose_import_updates_do_not_move_on_stops_the_follower_naming_the_request() {
+    let upstream = upstream();
+    // The first page of migration 1's import updates, whatever it is asked after.
+    let (_, page) = upstream.call(
+        Method::Post,
+        "/v0/backfilling/import-updates",
+        r#"{"migration_id": 1, "after_update_id": "", "limit": 1}"#,
+    );
+    let first: Value = serde_json::from_str(&page).expect("a page");
+    let hostile = Hostile::new(&upstream, 300, |request: &Request, real| {
+        if request.path == "/v0/backfilling/import-updates" { json_response(&first) } else { real }
+    });
+    let limits = Limits { page_size: 1, ..Limits::default() };
+    let error = block_on(sync(&hostile, &Node::new(), &limits)).expect_err("a page that stays");
+    assert_eq!(
+        error.to_string(),
+        r#"the upstream answered POST /v0/backfilling/import-updates for migration 1 after "00i1" with a page ending at "00i1", which is not after it"#
+    );
 }

@@ -14,6 +14,14 @@
 //! a field met before it is asked for is skipped and read from its position later.
 //! Either way every key is checked once against the object's known fields and
 //! against the keys met before it, so an unknown or repeated key is refused.
+//!
+//! Checking a key costs at most [`MAX_FIELDS`] comparisons, so reading an object is
+//! linear in its size whatever its keys: once the known fields are given
+//! ([`Cursor::only`], at most [`MAX_FIELDS`] of them), a key is looked up among them
+//! and marked in a bit set; before that, a key is compared with the keys met before it
+//! in the object, and the cursor gives up on an object with more than [`MAX_FIELDS`]
+//! keys met before its fields are known (no reader would take it: its fields would
+//! not all be known ones).
 
 use alloc::vec::Vec;
 
@@ -22,6 +30,10 @@ use super::write::first_escape;
 /// The deepest nesting of arrays and objects a cursor reads (`serde_json`, which the
 /// strict path uses, refuses documents nested deeper than 128).
 pub const MAX_DEPTH: u32 = 100;
+
+/// Most fields an object read by name may have ([`Cursor::only`]), and most keys the
+/// cursor meets in an object before its fields are known.
+pub const MAX_FIELDS: usize = 64;
 
 /// A position in a JSON text.
 #[derive(Debug, Clone)]
@@ -121,10 +133,10 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    /// Restricts the object's keys to `known` (at most 64): those met so far, and any
-    /// met later.
+    /// Restricts the object's keys to `known` (at most [`MAX_FIELDS`]): those met so
+    /// far, and any met later.
     pub fn only(&mut self, fields: &mut Fields<'a>, known: &'static [&'static str]) -> Option<()> {
-        if known.len() > 64 {
+        if known.len() > MAX_FIELDS {
             return None;
         }
         let mut met = 0;
@@ -171,7 +183,10 @@ impl<'a> Cursor<'a> {
                 fields.met |= bit;
             }
             None => {
-                if self.keys.get(fields.base..)?.iter().any(|(met, _)| *met == key) {
+                // Every key met so far is noted: give up before the comparisons grow
+                // with the object.
+                let met = self.keys.get(fields.base..)?;
+                if met.len() >= MAX_FIELDS || met.iter().any(|(met, _)| *met == key) {
                     return None;
                 }
             }
@@ -423,6 +438,26 @@ pub fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
 mod tests {
     use super::*;
     use alloc::vec::Vec;
+
+    #[test]
+    fn an_object_is_given_up_on_past_max_fields_keys_met_before_its_fields_are_known() {
+        // Each key met before the known fields is compared with those before it: past
+        // MAX_FIELDS of them no reader would take the object, and the cursor stops.
+        let keys: alloc::string::String = (0..1000).map(|n| alloc::format!("\"k{n:04}\":0,")).collect();
+        let text = alloc::format!("{{{keys}\"wanted\":1}}");
+        let mut cursor = Cursor::new(&text);
+        let mut fields = cursor.open().unwrap();
+        assert_eq!(cursor.locate(&mut fields, "wanted"), None);
+        let stopped = text[..cursor.position()].matches("\"k").count();
+        assert_eq!(stopped, MAX_FIELDS + 1, "keys read before giving up");
+        // Up to MAX_FIELDS keys before the one asked for are read as usual.
+        let keys: alloc::string::String = (0..MAX_FIELDS - 1).map(|n| alloc::format!("\"k{n:04}\":0,")).collect();
+        let text = alloc::format!("{{{keys}\"wanted\":1}}");
+        let mut cursor = Cursor::new(&text);
+        let mut fields = cursor.open().unwrap();
+        assert_eq!(cursor.locate(&mut fields, "wanted"), Some(Located::Here));
+        assert_eq!(cursor.integer(), Some(1));
+    }
 
     #[test]
     fn objects_arrays_and_scalars_are_read() {

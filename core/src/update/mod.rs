@@ -834,4 +834,24 @@ mod tests {
         }
         assert_eq!(update_line(b"{\"update\":{}}\xff"), None);
     }
+
+    #[test]
+    fn many_unknown_keys_are_refused_by_both_readers_in_linear_time() {
+        // 200,000 keys before the field that says what the object is: checking each
+        // against the ones before it would take hours.
+        let keys: String = (0..200_000).map(|n| alloc::format!("\"k{n}\":0,")).collect();
+        let text = String::from_utf8(line(&fixtures::transaction())).unwrap();
+        let in_update = text.replacen("{\"update\":{", &alloc::format!("{{\"update\":{{{keys}"), 1);
+        let in_event = text.replacen("\"event_type\":", &alloc::format!("{keys}\"event_type\":"), 1);
+        for (case, refusal) in [
+            (in_update, r#"unknown field "k0"; expected update_id, "#),
+            (in_event, r#"events_by_id["u1:0"]: unknown field "k0"; expected event_type, "#),
+        ] {
+            assert_eq!(update_line(case.as_bytes()), None);
+            let json = crate::json::Json::parse(case.as_bytes()).unwrap();
+            let payload = json.as_object().and_then(|o| o.get("update")).unwrap();
+            let error = Update::parse(payload).unwrap_err().to_string();
+            assert!(error.starts_with(refusal), "{error}");
+        }
+    }
 }

@@ -1,5 +1,5 @@
-//! Proptest strategies for [`Value`]s, depth-limited, with unique record labels and
-//! text-map keys (as parsing requires).
+//! Proptest strategies for [`Value`]s, depth-limited, with unique record labels,
+//! text-map keys and gen-map keys (as parsing requires).
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
@@ -61,7 +61,16 @@ pub(crate) fn value() -> impl Strategy<Value = Value> {
             inner.clone().prop_map(|v| Value::Optional(Some(Box::new(v)))),
             proptest::collection::vec(("\\PC{0,6}", inner.clone()), 0..5)
                 .prop_map(|entries| Value::TextMap(unique_by_key(entries))),
-            proptest::collection::vec((inner.clone(), inner), 0..4).prop_map(Value::GenMap),
+            proptest::collection::vec((inner.clone(), inner), 0..4).prop_map(|entries| {
+                let mut keys: Vec<Value> = Vec::new();
+                let entries = entries.into_iter().filter(|(k, _)| {
+                    !keys.contains(k) && {
+                        keys.push(k.clone());
+                        true
+                    }
+                });
+                Value::GenMap(entries.collect())
+            }),
         ]
     })
 }

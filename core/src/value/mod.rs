@@ -26,7 +26,8 @@
 //! protobuf's JSON printer omits empty repeated fields, an absent `fields`, `elements`
 //! or `entries` is read as empty; rendering always writes them. Record labels and
 //! text-map keys must be unique within their record or map, so that the compact
-//! rendering (a JSON object) says the same thing. Party and contract ids are at most
+//! rendering (a JSON object) says the same thing; gen-map keys are unique too, as a
+//! map's keys are (two keys are the same when they are equal values). Party and contract ids are at most
 //! 512 bytes, as ids everywhere in the node ([`crate::ids`]).
 //!
 //! # Where the shape lives
@@ -64,6 +65,7 @@ pub mod source;
 pub(crate) mod arbitrary;
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -389,10 +391,18 @@ impl Value {
             "genMap" => {
                 let mut object = source.object()?;
                 source.only(&mut object, &["entries"])?;
-                let entries = repeated(source, &mut object, "entries", |source, _| {
+                let mut keys = GenMapKeys::default();
+                let entries = repeated(source, &mut object, "entries", |source, earlier: &[(Value, Value)]| {
                     let mut entry = source.object()?;
                     source.only(&mut entry, &["key", "value"])?;
                     let key = source.field(&mut entry, "key", Value::read)?;
+                    if keys.met(&key, earlier) {
+                        return Err(source.error(|| {
+                            let mut text = String::new();
+                            key.write_protobuf(&mut text);
+                            format!("duplicate key {text}")
+                        }));
+                    }
                     let value = source.field(&mut entry, "value", Value::read)?;
                     source.close(entry)?;
                     Ok((key, value))
@@ -597,6 +607,35 @@ fn int64_text<'s, S: Source<'s>>(source: &mut S) -> Result<i64, S::Error> {
         );
     }
     text.parse::<i64>().map_err(|_| source.error(|| format!("{text} is out of the int64 range")))
+}
+
+/// Whether a gen map's key was met before in the map: compared with the earlier keys
+/// while they are few, looked up in a set of their `protobuf_json` text once they are
+/// many (two values are equal exactly when their texts are).
+#[derive(Debug, Default)]
+struct GenMapKeys(Option<BTreeSet<String>>);
+
+impl GenMapKeys {
+    /// Whether `key` is among the keys of `earlier` (all the entries read so far),
+    /// remembering it.
+    fn met(&mut self, key: &Value, earlier: &[(Value, Value)]) -> bool {
+        const SCAN: usize = 32;
+        let text = |value: &Value| {
+            let mut text = String::new();
+            value.write_protobuf(&mut text);
+            text
+        };
+        if let Some(set) = &mut self.0 {
+            return !set.insert(text(key));
+        }
+        if earlier.len() < SCAN {
+            return earlier.iter().any(|(k, _)| k == key);
+        }
+        let mut set: BTreeSet<String> = earlier.iter().map(|(k, _)| text(k)).collect();
+        let repeated = !set.insert(text(key));
+        self.0 = Some(set);
+        repeated
+    }
 }
 
 impl Record {
@@ -896,6 +935,14 @@ mod tests {
         let entries: Vec<SerdeJson> =
             (0..40).map(|i| json!({"key": alloc::format!("k{i}"), "value": {"unit": {}}})).collect();
         assert!(parse(json!({"textMap": {"entries": entries}})).is_ok());
+        let key = |i: usize| json!({"record": {"fields": [{"label": "n", "value": {"int64": alloc::format!("{i}")}}]}});
+        let entries: Vec<SerdeJson> = (0..40).map(|i| json!({"key": key(i % 39), "value": {"unit": {}}})).collect();
+        assert_eq!(
+            parse(json!({"genMap": {"entries": entries}})).unwrap_err(),
+            r#"genMap.entries[39]: duplicate key {"record":{"fields":[{"label":"n","value":{"int64":"0"}}]}}"#
+        );
+        let entries: Vec<SerdeJson> = (0..40).map(|i| json!({"key": key(i), "value": {"unit": {}}})).collect();
+        assert!(parse(json!({"genMap": {"entries": entries}})).is_ok());
     }
 
     #[test]
@@ -1067,6 +1114,14 @@ mod tests {
                 "genMap.entries[0].key: expected a value object",
             ),
             (json!({"genMap": {"entries": [{"key": {"unit": {}}}]}}), "genMap.entries[0]: missing value"),
+            (
+                json!({"genMap": {"entries": [
+                    {"key": {"text": "k"}, "value": {"unit": {}}},
+                    {"key": {"text": "j"}, "value": {"unit": {}}},
+                    {"key": {"text": "k"}, "value": {"int64": "1"}}
+                ]}}),
+                r#"genMap.entries[2]: duplicate key {"text":"k"}"#,
+            ),
             (
                 json!({"record": {"fields": [{"label": "a", "value": {"list": {"elements": [{"record": {"fields": [{"label": "b", "value": {"textMap": {"entries": [{"key": "k", "value": {"int64": "x"}}]}}}]}}]}}}]}}),
                 "record.fields[0].value.list.elements[0].record.fields[0].value.textMap.entries[0].value.int64: expected a decimal integer",

@@ -14,7 +14,8 @@
 //! **Exactly once.** Tracking ids belong to the user: the request is stored under
 //! `X user_id tracking_id`. A submission that passed every check writes, in ONE atomic
 //! batch, the record with a put-if-absent precondition on that key (the claim), the
-//! index from its contract id (`Y`, put-if-absent too), its status index entry (`Z`) and
+//! index from its contract id (`Y`, put-if-absent too), its index entries (`Z`: by
+//! status, and in its user's queue) and
 //! the contract itself in the active contract set (`C`/`T`, template
 //! `{root}.Wallet.BuyTrafficRequest:BuyTrafficRequest`, see [`contract_record`]). There
 //! is no read-then-write: of concurrent submissions of one tracking id, the store lets
@@ -55,7 +56,7 @@
 //! | submit | 1 get (`W`), 1 get_many (`S`, `P`); on a lost race 1 more get (`X`) | 1 batch |
 //! | status | 1 get_many (`W`, `X`) | none |
 //! | admin list | per page of up to [`LIST_PAGE`], at most [`LIST_LIMIT`] in all: 1 scan of `X`, or 1 scan of `Z` of one status and 1 get_many | none |
-//! | tick | per page of up to [`outcome::TICK_PAGE`], at most [`outcome::TICK_ROUNDS`] pages: 1 generation scan, 1 scan of `Z`, 1 get_many | 1 batch per page with expiries |
+//! | tick | 1 get of its cursor; per user visited, at most [`outcome::TICK_USERS`]: 1 scan of `Z` for the user, and for one with due requests a page as below; then per page of up to [`outcome::TICK_PAGE`], at most [`outcome::TICK_ROUNDS`] pages: 1 generation scan, 1 scan of `Z`, 1 get_many | 1 batch per page with expiries; 1 put of the cursor when it moved |
 //! | ingest | `Y` of every outcome choice, prefetched with the batch; 1 get per request found | in the batch |
 //!
 //! The admin list answers at most [`LIST_LIMIT`] requests: created ones by expiry,
@@ -164,8 +165,10 @@ pub async fn submit<S: Store>(request: &Request, body: &[u8], env: &Env<'_>, sto
         .put_if_absent(key.clone(), record.to_bytes()?)
         .put_if_absent(contract_index_key(&contract_id), key.clone())
         .put_if_absent(contracts::contract_key(&contract_id), contract)
-        .put(contracts::template_key(&names.buy_traffic_request, &contract_id), Vec::new())
-        .put(record.index_key(), key.clone());
+        .put(contracts::template_key(&names.buy_traffic_request, &contract_id), Vec::new());
+    for index_key in record.index_keys() {
+        batch.put(index_key, key.clone());
+    }
     match store.write(&batch).await {
         Ok(()) => Ok(Response::ok(&serde_json::json!({ "request_contract_id": contract_id }))),
         Err(WriteError::PreconditionFailed { .. }) => Err(match store.get(&key).await? {

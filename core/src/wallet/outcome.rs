@@ -12,9 +12,17 @@
 //! ([`Projection::keys_read`]); the record itself is one more read per outcome found.
 //!
 //! **The node** ([`tick`]): every created request whose `expires_at` is before now
-//! becomes expired. The tick pages through the due part of the created index in key
-//! order, [`TICK_PAGE`] entries a page and at most [`TICK_ROUNDS`] pages a tick (what
-//! is left waits for the next tick): per page, one range scan finds the entries, one
+//! becomes expired, fairly among users: one user's backlog of due requests does not
+//! hold up anyone else's. The tick first goes round the users' queues (a user's
+//! created requests by expiry): from where the last tick stopped (its cursor), it
+//! visits at most [`TICK_USERS`] users with created requests, in key order and round
+//! to the start, and expires up to [`TICK_PAGE`] due requests of each. So a user's due
+//! requests wait at most one tick per [`TICK_USERS`] users with created requests,
+//! however many any of them has. Then it pages through the due part of the created
+//! index in key order (by expiry), [`TICK_PAGE`] entries a page and at most
+//! [`TICK_ROUNDS`] pages a tick (what is left waits for the next tick), which also
+//! finds requests recorded before the queues existed. Per page, one range scan finds
+//! the entries, one
 //! `get_many` reads their records, and one write batch records the expiries, guarded
 //! by the ingest generation like an ingest batch: if an ingest committed in between (it
 //! may have brought the ledger's outcome of one of them), the page's batch is refused
@@ -32,14 +40,17 @@ use alloc::vec::Vec;
 
 use serde::Serialize;
 
-use super::record::{BuyTrafficRecord, State, Status, contract_index_key, created_before};
+use super::record::{
+    BuyTrafficRecord, State, Status, contract_index_key, created_before, cursor_key, queue_before, queue_entry,
+    queue_prefix, queues_prefix,
+};
 use crate::commit;
 use crate::env::Env;
 use crate::error::Error;
 use crate::ledger::Archived;
 use crate::projection::Projection;
 use crate::stage::Stage;
-use crate::store::{Scan, Store, key_after};
+use crate::store::{Scan, Store, WriteBatch, WriteError, key_after, prefix_end};
 use crate::update::{Event, ExercisedEvent, Update};
 use crate::value::{Encoding, Value};
 
@@ -52,8 +63,11 @@ pub const EXPIRE: &str = "BuyTrafficRequest_Expire";
 
 /// Entries of the created index the tick reads per page (and expires per write batch).
 pub const TICK_PAGE: u32 = 64;
-/// Pages per tick, so at most 4096 entries; what is left is expired at the next tick.
+/// Pages of the created index per tick, so at most 4096 entries by expiry; what is
+/// left is expired at the next tick.
 pub const TICK_ROUNDS: usize = 64;
+/// Users whose queues one tick visits, each for up to [`TICK_PAGE`] due requests.
+pub const TICK_USERS: usize = 64;
 
 fn is_outcome_choice(choice: &str) -> bool {
     matches!(choice, COMPLETE | CANCEL | EXPIRE)
@@ -138,9 +152,13 @@ async fn apply_exercise<S: Store>(
         CANCEL => State::Rejected { reason: rejection_reason(&event.choice_argument) },
         _ => State::Expired { by_ledger: true },
     };
-    stage.delete(record.index_key());
+    for index_key in record.index_keys() {
+        stage.delete(index_key);
+    }
     record.state = state;
-    stage.put(record.index_key(), record_key.clone());
+    for index_key in record.index_keys() {
+        stage.put(index_key, record_key.clone());
+    }
     stage.put(record_key, record.to_bytes()?);
     Ok(())
 }
@@ -162,6 +180,7 @@ pub struct TickReport {
 /// (see the module docs), skipping the records it cannot read.
 pub async fn tick<S: Store>(env: &Env<'_>, store: &S) -> Result<TickReport, Error> {
     let mut report = TickReport::default();
+    round_of_queues(env, store, &mut report).await?;
     let mut scan = Scan {
         start: Status::Created.index_prefix(),
         end: Some(created_before(env.now.micros())),
@@ -178,6 +197,63 @@ pub async fn tick<S: Store>(env: &Env<'_>, store: &S) -> Result<TickReport, Erro
         }
     }
     Ok(report)
+}
+
+/// Visits up to [`TICK_USERS`] users' queues from the tick's cursor, round to the
+/// start, expiring up to [`TICK_PAGE`] due requests of each, and moves the cursor on.
+async fn round_of_queues<S: Store>(env: &Env<'_>, store: &S, report: &mut TickReport) -> Result<(), Error> {
+    let queues = queues_prefix();
+    let end = prefix_end(&queues);
+    let cursor = cursor_key();
+    let start = match store.get(&cursor).await? {
+        Some(at) if at.starts_with(&queues) => at,
+        _ => queues.clone(),
+    };
+    let mut at = start.clone();
+    let mut wrapped = false;
+    let mut visited = 0;
+    while visited < TICK_USERS {
+        let first = store.scan(&Scan { start: at.clone(), end: end.clone(), limit: 1, reverse: false }).await?;
+        let Some((key, _)) = first.into_iter().next() else {
+            if wrapped || start == queues {
+                break;
+            }
+            // Round to the start, for the users before where this round began.
+            (wrapped, at) = (true, queues.clone());
+            continue;
+        };
+        if wrapped && key >= start {
+            break;
+        }
+        visited += 1;
+        let Some((user_id, expires_at)) = queue_entry(&key) else {
+            report.skipped.push(alloc::format!("a wallet queue entry with an unreadable key ({} bytes)", key.len()));
+            at = key_after(&key);
+            continue;
+        };
+        let user = queue_prefix(&user_id);
+        if expires_at < env.now.micros() {
+            let due = Scan {
+                start: user.clone(),
+                end: Some(queue_before(&user_id, env.now.micros())),
+                limit: TICK_PAGE,
+                reverse: false,
+            };
+            let page = expire_page(store, &due).await?;
+            report.expired_requests += page.expired;
+            report.skipped.extend(page.skipped);
+        }
+        at = prefix_end(&user).unwrap_or_else(|| key_after(&key));
+    }
+    if at != start {
+        let mut batch = WriteBatch::new();
+        batch.put(cursor, at);
+        store.write(&batch).await.map_err(|e| match e {
+            WriteError::Store(e) => Error::Store(e),
+            WriteError::PreconditionFailed { .. } => Error::Internal("the tick's cursor has no precondition".into()),
+        })?;
+    }
+    Ok(())
 }
 
 /// What expiring one page did.
@@ -211,6 +287,9 @@ async fn expire_page<S: Store>(store: &S, scan: &Scan) -> Result<Page, Error> {
             };
             stage.delete(index_key.clone());
             if record.state == State::Created {
+                for index_key in record.index_keys() {
+                    stage.delete(index_key);
+                }
                 record.state = State::Expired { by_ledger: false };
                 stage.put(record.index_key(), record_key.clone());
                 stage.put(record_key.clone(), record.to_bytes()?);

@@ -7,10 +7,16 @@
 //! | `Z 'c' expires_at user_id tracking_id` | the request's `X` key, while it is created |
 //! | `Z 'd' user_id tracking_id` | the request's `X` key, once completed |
 //! | `Z 'f' user_id tracking_id` | the request's `X` key, once failed (expired or rejected) |
+//! | `Z 'u' user_id expires_at tracking_id` | the request's `X` key, while it is created: its user's queue |
+//! | `Z 'r'` | where the tick's round of the users' queues goes on: a `Z 'u'` key |
 //!
-//! Exactly one `Z` entry exists per request: [`BuyTrafficRecord::index_key`] of its
-//! current state. The created entries sort by expiry, so the tick finds every request
-//! due in one range scan.
+//! The index entries of a request are those of its current state
+//! ([`BuyTrafficRecord::index_keys`]): its status entry ([`BuyTrafficRecord::index_key`])
+//! and, while it is created, its entry in its user's queue. The created entries sort by
+//! expiry, so the tick finds every request due in one range scan; the queues sort by
+//! user, then expiry, so the tick can take a few due requests of each user in turn
+//! (see [`super::outcome`]). A created request recorded before the queues existed has
+//! no queue entry; the scan by expiry still finds it.
 //!
 //! The jobs that read many records (the tick, the admin list) read each through
 //! [`BuyTrafficRecord::from_stored`]: a record that is missing, does not parse, or holds
@@ -156,6 +162,23 @@ impl BuyTrafficRecord {
         key.str(&self.user_id).str(&self.tracking_id).into_bytes()
     }
 
+    /// Every index entry of its current state: [`BuyTrafficRecord::index_key`] and,
+    /// while it is created, its entry in its user's queue.
+    pub fn index_keys(&self) -> Vec<Vec<u8>> {
+        let mut keys = alloc::vec![self.index_key()];
+        if self.state.status() == Status::Created {
+            keys.push(
+                Key::new(keys::WALLET_INDEX)
+                    .byte(QUEUE)
+                    .str(&self.user_id)
+                    .i64(self.expires_at)
+                    .str(&self.tracking_id)
+                    .into_bytes(),
+            );
+        }
+        keys
+    }
+
     /// The JSON stored under [`BuyTrafficRecord::key`]. A structure of strings and
     /// integers serializes; if it ever did not, this is an error rather than an empty
     /// value.
@@ -263,6 +286,37 @@ pub fn contract_index_key(contract_id: &str) -> Vec<u8> {
     Key::new(keys::WALLET_CONTRACT).str(contract_id).into_bytes()
 }
 
+/// The tag of the users' queues of created requests.
+const QUEUE: u8 = b'u';
+/// The tag of the tick's cursor in the round of the queues.
+const CURSOR: u8 = b'r';
+
+/// The prefix of every user's queue.
+pub fn queues_prefix() -> Vec<u8> {
+    Key::new(keys::WALLET_INDEX).byte(QUEUE).into_bytes()
+}
+
+/// The prefix of `user_id`'s queue.
+pub fn queue_prefix(user_id: &str) -> Vec<u8> {
+    Key::new(keys::WALLET_INDEX).byte(QUEUE).str(user_id).into_bytes()
+}
+
+/// The first key after every entry of `user_id`'s queue that expires before `micros`.
+pub fn queue_before(user_id: &str, micros: i64) -> Vec<u8> {
+    Key::new(keys::WALLET_INDEX).byte(QUEUE).str(user_id).i64(micros).into_bytes()
+}
+
+/// The user and expiry of a queue entry, from its key.
+pub fn queue_entry(key: &[u8]) -> Option<(String, i64)> {
+    let (user_id, rest) = key.strip_prefix(queues_prefix().as_slice()).and_then(keys::decode_str)?;
+    Some((user_id, keys::decode_i64(rest, 0)?))
+}
+
+/// The key of the tick's cursor in the round of the queues.
+pub fn cursor_key() -> Vec<u8> {
+    Key::new(keys::WALLET_INDEX).byte(CURSOR).into_bytes()
+}
+
 /// The first key after every created request that expires before `micros`.
 pub fn created_before(micros: i64) -> Vec<u8> {
     Key::new(keys::WALLET_INDEX).byte(Status::Created.tag()).i64(micros).into_bytes()
@@ -328,6 +382,13 @@ mod tests {
         let done = record(State::Completed { transaction_id: "x".into() });
         assert!(done.index_key().starts_with(&Status::Completed.index_prefix()));
         assert!(!done.index_key().starts_with(&Status::Created.index_prefix()));
+        // A created request is also in its user's queue, by expiry; a done one is not.
+        let queued = early.index_keys();
+        assert_eq!(queued.len(), 2);
+        assert_eq!(queue_entry(&queued[1]), Some(("u".into(), 5)));
+        assert!(queued[1].starts_with(&queue_prefix("u")) && queued[1] < queue_before("u", 6));
+        assert!(late.index_keys()[1] >= queue_before("u", 6));
+        assert_eq!(done.index_keys(), [done.index_key()]);
     }
 
     #[test]

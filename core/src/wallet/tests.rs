@@ -678,3 +678,59 @@ fn two_authorization_headers_are_refused_for_wallet_and_admin_calls() {
     }
     assert_eq!(node.list("").1["requests"], json!([]));
 }
+
+/// Puts a created request's record and every index entry of it straight into the
+/// store, as a submission writes them (without a submission's cost).
+fn put_created(store: &MemoryStore, record: &BuyTrafficRecord) {
+    let mut batch = WriteBatch::new();
+    batch.put(record.key(), record.to_bytes().unwrap());
+    for index_key in record.index_keys() {
+        batch.put(index_key, record.key());
+    }
+    store.write_now(&batch).unwrap();
+}
+
+#[test]
+fn one_users_backlog_of_due_requests_does_not_hold_up_anyone_elses_expiry() {
+    let node = Node::new();
+    // Alice has three ticks' worth of due requests, all due before Bob's.
+    let per_tick = super::outcome::TICK_PAGE as usize * super::outcome::TICK_ROUNDS;
+    for i in 0..3 * per_tick {
+        put_created(&node.store, &stored_request("alice", &alloc::format!("t-{i:05}"), 1_000 + i as i64));
+    }
+    assert_eq!(node.submit("bob", &request_body("mine", NOW - 1)).0, 200);
+    node.tick();
+    assert_eq!(node.status("bob", "mine").1["status"], "failed", "Bob's request waits behind Alice's");
+    assert_eq!(node.list("?status=created").1["requests"].as_array().unwrap().len(), super::LIST_LIMIT as usize);
+}
+
+#[test]
+fn the_tick_goes_round_the_users_so_every_ones_due_requests_expire_within_a_few_ticks() {
+    let node = Node::new();
+    let per_tick = super::outcome::TICK_PAGE as usize * super::outcome::TICK_ROUNDS;
+    for i in 0..3 * per_tick {
+        put_created(&node.store, &stored_request("alice", &alloc::format!("t-{i:05}"), 1_000 + i as i64));
+    }
+    // More users than one tick visits, each with one request due after all of Alice's.
+    let users: Vec<String> = (0..super::outcome::TICK_USERS + 6).map(|n| alloc::format!("u{n:03}")).collect();
+    for user in &users {
+        put_created(&node.store, &stored_request(user, "mine", NOW - 1));
+    }
+    let created = |user: &str| {
+        let key = super::record::record_key(user, "mine");
+        let record = BuyTrafficRecord::from_bytes(&node.store.get_now(&key).unwrap()).unwrap();
+        record.state == State::Created
+    };
+    // The first tick visits Alice and the users after her, as many as it may.
+    node.tick();
+    let waiting: Vec<&String> = users.iter().filter(|u| created(u)).collect();
+    assert_eq!(waiting, users[super::outcome::TICK_USERS - 1..].iter().collect::<Vec<_>>());
+    // The next goes on from there, and round to the start.
+    node.tick();
+    assert!(
+        users.iter().all(|u| !created(u)),
+        "still waiting: {:?}",
+        users.iter().filter(|u| created(u)).collect::<Vec<_>>()
+    );
+    assert!(!node.list("?status=created").1["requests"].as_array().unwrap().is_empty(), "Alice's backlog is left");
+}

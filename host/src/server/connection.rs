@@ -189,6 +189,10 @@ async fn respond(shared: &Shared, request: hyper::Request<Incoming>) -> HttpResp
 
 async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>) -> anyhow::Result<HttpResponse> {
     let (parts, body) = request.into_parts();
+    if let Some(problem) = ambiguous_head(&parts.headers) {
+        // Its body is not read: the connection cannot go on after it.
+        return Ok(closing(error_response(400, &problem)));
+    }
     let method = parts.method.as_str().to_owned();
     let path = parts.uri.path().to_owned();
     // A request without a body (most GETs) needs no limit: skip asking the component.
@@ -258,6 +262,31 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
         builder = builder.header(name, value);
     }
     Ok(builder.body(Full::new(Bytes::from(response.body)))?)
+}
+
+/// What makes a request's head ambiguous, which hyper lets through: more than one
+/// `Host` header (RFC 9112 section 3.2 asks for a 400), or a transfer coding besides
+/// `chunked` (hyper reads such a body as chunked whatever comes before it, where a
+/// proxy in front may read it otherwise: the way to smuggle a request past it).
+fn ambiguous_head(headers: &hyper::HeaderMap) -> Option<String> {
+    let hosts = headers.get_all(hyper::header::HOST).iter().count();
+    if hosts > 1 {
+        return Some(format!("the request has {hosts} Host headers; send exactly one"));
+    }
+    let codings: Vec<String> = headers
+        .get_all(hyper::header::TRANSFER_ENCODING)
+        .iter()
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+        .collect();
+    let chunked_alone = codings.iter().flat_map(|value| value.split(',')).map(str::trim).collect::<Vec<_>>();
+    if !codings.is_empty() && !matches!(chunked_alone.as_slice(), [only] if only.eq_ignore_ascii_case("chunked")) {
+        return Some(format!(
+            "Transfer-Encoding {:?} is not supported; send the body with Content-Length, or with \
+             Transfer-Encoding: chunked alone",
+            codings.join(", ")
+        ));
+    }
+    None
 }
 
 /// Whether `request` is answered on the thread that read it rather than on the blocking
