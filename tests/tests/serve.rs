@@ -454,7 +454,9 @@ fn read_answer(
             let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
             let length = head
                 .lines()
-                .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:")?.trim().parse::<usize>().ok())
+                .find_map(|line| {
+                    line.to_ascii_lowercase().strip_prefix("content-length:")?.trim().parse::<usize>().ok()
+                })
                 .expect("a content-length");
             if bytes.len() >= end + length {
                 *carry = bytes.split_off(end + length);
@@ -613,7 +615,11 @@ fn a_slow_reader_gets_the_whole_answer_however_long_it_takes_and_one_that_stops_
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(!cut, "cut off after {} of {} bytes, {:?}", body.len(), expected.len(), started.elapsed());
     assert!(body == expected, "the page differs from the node's own");
-    assert!(started.elapsed() > Duration::from_secs(1), "read in {:?}: not slower than the timeouts", started.elapsed());
+    assert!(
+        started.elapsed() > Duration::from_secs(1),
+        "read in {:?}: not slower than the timeouts",
+        started.elapsed()
+    );
     let (head, _, cut) = read_answer(&mut slow, &mut carry, 4096, Duration::ZERO);
     assert!(head.starts_with("HTTP/1.1 200") && !cut, "the pipelined request: {head}");
     // Pauses for longer than the write timeout: cut off, short of its Content-Length.
