@@ -15,7 +15,10 @@
 //!   answer's real size, waiting for the rest while it still holds its component slot
 //!   (so at most one rendered answer per slot waits outside the budget).
 //! - A wait for the budget lasts at most [`super::Limits::budget_wait`]; then the
-//!   request is answered 503 with `Retry-After`, and its rendered answer is dropped.
+//!   request is answered 503 with `Retry-After`, and its rendered answer is dropped. A
+//!   bulk request's wait for its component slot and for its reservation together last
+//!   no longer, so that requests queued behind pages that wait for room are refused in
+//!   time too, not one wait after another.
 //! - An answer larger than the whole budget takes the whole budget.
 //!
 //! So the bytes of answers the node holds are at most the budget, plus one answer per
@@ -65,24 +68,22 @@ impl Budget {
         self.wait
     }
 
-    /// `bytes` of the budget (all of it, for an answer larger than the budget), once
-    /// they are free; `None` if they were not free within the wait.
-    pub(super) async fn hold(&self, bytes: usize) -> Option<Held> {
-        let mut held = Held { bytes: Arc::clone(&self.bytes), count: 0 };
-        self.grow(&mut held, bytes).await.then_some(held)
-    }
-
     /// Makes `held` hold `bytes`: what it holds beyond them is given back at once, what
     /// it lacks is waited for; false if that was not free within the wait (`held` is
     /// unchanged then).
     pub(super) async fn grow(&self, held: &mut Held, bytes: usize) -> bool {
+        self.grow_until(held, bytes, tokio::time::Instant::now() + self.wait).await
+    }
+
+    /// [`Budget::grow`], waiting no later than `deadline`.
+    pub(super) async fn grow_until(&self, held: &mut Held, bytes: usize, deadline: tokio::time::Instant) -> bool {
         let wanted = bytes.min(self.total);
         if wanted <= held.count {
             held.give_back(held.count - wanted);
             return true;
         }
         let more = u32::try_from(wanted - held.count).unwrap_or(u32::MAX);
-        match tokio::time::timeout(self.wait, self.bytes.acquire_many(more)).await {
+        match tokio::time::timeout_at(deadline, self.bytes.acquire_many(more)).await {
             Ok(Ok(permit)) => {
                 permit.forget();
                 held.count += more as usize;
@@ -237,6 +238,12 @@ mod tests {
         Budget::new(total, Duration::from_millis(50))
     }
 
+    /// `bytes` of the budget, once free; `None` if they were not free within the wait.
+    async fn hold(budget: &Budget, bytes: usize) -> Option<Held> {
+        let mut held = Held::none(budget);
+        budget.grow(&mut held, bytes).await.then_some(held)
+    }
+
     fn free(budget: &Budget) -> usize {
         budget.bytes.available_permits()
     }
@@ -244,7 +251,7 @@ mod tests {
     #[tokio::test]
     async fn an_answer_gives_its_bytes_back_piece_by_piece_as_the_writer_drops_them() {
         let budget = budget(1024 * 1024);
-        let held = budget.hold(200_000).await.expect("room");
+        let held = hold(&budget, 200_000).await.expect("room");
         assert_eq!(free(&budget), 1024 * 1024 - 200_000);
         let mut answer = std::pin::pin!(Answer::new(vec![7u8; 200_000], held));
         assert_eq!(answer.size_hint().exact(), Some(200_000));
@@ -267,12 +274,12 @@ mod tests {
     #[tokio::test]
     async fn a_request_over_the_budget_waits_then_is_refused_and_gets_room_once_it_is_freed() {
         let budget = budget(100_000);
-        let first = budget.hold(80_000).await.expect("room");
-        assert!(budget.hold(30_000).await.is_none(), "over the budget");
+        let first = hold(&budget, 80_000).await.expect("room");
+        assert!(hold(&budget, 30_000).await.is_none(), "over the budget");
         drop(first);
-        assert!(budget.hold(30_000).await.is_some());
+        assert!(hold(&budget, 30_000).await.is_some());
         // Larger than the whole budget: it takes the whole budget.
-        let whole = budget.hold(1_000_000).await.expect("the whole budget");
+        let whole = hold(&budget, 1_000_000).await.expect("the whole budget");
         assert_eq!(free(&budget), 0);
         drop(whole);
         assert_eq!(free(&budget), 100_000);
@@ -281,12 +288,12 @@ mod tests {
     #[tokio::test]
     async fn a_reservation_shrinks_or_grows_to_the_answer() {
         let budget = budget(100_000);
-        let mut held = budget.hold(50_000).await.expect("room");
+        let mut held = hold(&budget, 50_000).await.expect("room");
         assert!(budget.grow(&mut held, 10_000).await);
         assert_eq!(free(&budget), 90_000);
         assert!(budget.grow(&mut held, 70_000).await);
         assert_eq!(free(&budget), 30_000);
-        let _other = budget.hold(20_000).await.expect("room");
+        let _other = hold(&budget, 20_000).await.expect("room");
         assert!(!budget.grow(&mut held, 90_000).await, "more than is free");
         assert_eq!(free(&budget), 10_000, "a refused growth holds what it held");
     }

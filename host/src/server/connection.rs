@@ -416,19 +416,33 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
     let (request, response, held) = if is_light(&request) {
         let response = inline(|| shared.node.serve(&request))?;
         let Some(held) = hold_answer(shared, Held::none(&shared.budget), &response).await else {
-            return Ok(busy(shared));
+            return Ok(busy(shared, &answers_held(shared)));
         };
         (request, response, held)
     } else {
         // The class's slot is held until the answer has its room in the budget, so
         // that at most one rendered answer per slot waits outside it.
-        let _slot = shared.calls(class).acquire().await?;
-        let reserved = match class {
-            Class::Bulk => match shared.budget.hold(PAGE_RESERVATION).await {
-                Some(reserved) => reserved,
-                None => return Ok(busy(shared)),
-            },
-            Class::Interactive => Held::none(&shared.budget),
+        let (_slot, reserved) = match class {
+            // A page waits for its slot and its reservation within one budget wait.
+            Class::Bulk => {
+                let deadline = tokio::time::Instant::now() + shared.budget.wait();
+                let Ok(slot) = tokio::time::timeout_at(deadline, shared.calls(class).acquire()).await else {
+                    return Ok(busy(
+                        shared,
+                        &format!(
+                            "the node is serving as many pages as it can at once ({}) and none finished within {} s",
+                            shared.limits.concurrent_calls.max(1),
+                            shared.budget.wait().as_secs()
+                        ),
+                    ));
+                };
+                let mut reserved = Held::none(&shared.budget);
+                if !shared.budget.grow_until(&mut reserved, PAGE_RESERVATION, deadline).await {
+                    return Ok(busy(shared, &answers_held(shared)));
+                }
+                (slot?, reserved)
+            }
+            Class::Interactive => (shared.calls(class).acquire().await?, Held::none(&shared.budget)),
         };
         let node = Arc::clone(&shared.node);
         let (request, response) = tokio::task::spawn_blocking(move || {
@@ -438,7 +452,7 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
         .await
         .map_err(|e| anyhow::anyhow!("a component call panicked: {e}"))??;
         let Some(held) = hold_answer(shared, reserved, &response).await else {
-            return Ok(busy(shared));
+            return Ok(busy(shared, &answers_held(shared)));
         };
         (request, response, held)
     };
@@ -465,15 +479,17 @@ async fn hold_answer(shared: &Shared, mut held: Held, response: &host::Response)
     shared.budget.grow(&mut held, counted).await.then_some(held)
 }
 
-/// 503: the budget of answers had no room in time.
-fn busy(shared: &Shared) -> HttpResponse {
-    let mut response = error_response(
-        503,
-        &format!(
-            "the node holds its limit of {} MiB of answers not yet taken by their clients; retry shortly",
-            shared.budget.total() / (1024 * 1024)
-        ),
-    );
+/// Why a request found no room in the budget of answers.
+fn answers_held(shared: &Shared) -> String {
+    format!(
+        "the node holds its limit of {} MiB of answers not yet taken by their clients",
+        shared.budget.total() / (1024 * 1024)
+    )
+}
+
+/// 503 for `why`: a request found no room in time; it may be retried after the wait.
+fn busy(shared: &Shared, why: &str) -> HttpResponse {
+    let mut response = error_response(503, &format!("{why}; retry shortly"));
     let retry = shared.budget.wait().as_secs().max(1);
     if let Ok(value) = hyper::header::HeaderValue::from_str(&retry.to_string()) {
         response.headers_mut().insert(hyper::header::RETRY_AFTER, value);
