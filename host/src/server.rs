@@ -31,7 +31,8 @@
 //!   node-wide budget until the socket has taken it, and is written out in 64 KiB
 //!   pieces, each freed (and given back to the budget) once written. A page reserves
 //!   its room before its component call; a request that finds no room within
-//!   [`Limits::budget_wait`] is answered 503 with `Retry-After`. However many clients
+//!   [`Limits::budget_wait`] (for a page, its slot and its room within that time
+//!   together) is answered 503 with `Retry-After`. However many clients
 //!   ask for pages and never read them, the node holds about the budget in answers.
 //! - **Framing**: a body hyper cannot decode (a bad chunk size, an oversized chunk
 //!   extension) is a 400, and the connection is closed after it.
