@@ -63,6 +63,13 @@
 //! route carries it as a [`PathParam`], the id or the error, and the handler answers
 //! the 400 where its order of checks puts it (after the credentials of a protected
 //! route, for one), so the order of checks is the same for every parameter.
+//!
+//! ## Classes
+//!
+//! Each route has a [`Class`] ([`Route::class`]): the pages and batches (the history
+//! stream, the backfilling pages, ingest, the exports, the store check) are
+//! [`Class::Bulk`], everything else [`Class::Interactive`]. The native host gives each
+//! class its own component slots, so a flood of pages never delays a wallet request.
 
 use crate::http::Method;
 use crate::ids::{ContractId, PartyId, PathParam, SynchronizerId, TrackingId, UpdateId};
@@ -174,6 +181,16 @@ pub enum Route {
     Readyz,
 }
 
+/// Which share of a host's capacity a route's requests use (see [`Route::class`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A page or a batch: an answer or a body that grows with the history (the
+    /// history stream, the backfilling pages, ingest, the exports, the store check).
+    Bulk,
+    /// One object in and out: everything else (the wallet, the registry, the state).
+    Interactive,
+}
+
 /// A base path that routes also answer under, besides the root (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Base {
@@ -249,6 +266,41 @@ impl Route {
             | AdminReset
             | AdminExportState
             | AdminExportBlobs => &[],
+        }
+    }
+
+    /// The route's [`Class`]: a host that runs requests side by side gives each class
+    /// capacity of its own, so that pages never hold up the wallet or the registry.
+    pub fn class(&self) -> Class {
+        use Route::*;
+        match self {
+            Updates { .. }
+            | ImportUpdates
+            | UpdatesBefore
+            | AdminIngest
+            | AdminStoreCheck
+            | AdminExportState
+            | AdminExportBlobs => Class::Bulk,
+            Version
+            | OpenApi
+            | UpdateById { .. }
+            | EarliestRound
+            | MigrationInfo
+            | BackfillingStatus
+            | SnapshotTimestampAfter
+            | ClosedRounds
+            | CoinPriceVotes
+            | PartyParticipant { .. }
+            | PartyParticipants { .. }
+            | RollForwardLsu
+            | ChoiceContext { .. }
+            | BuyTraffic
+            | BuyTrafficStatus { .. }
+            | AdminTick
+            | AdminBuyTrafficRequests
+            | AdminReset
+            | Livez
+            | Readyz => Class::Interactive,
         }
     }
 
@@ -536,6 +588,22 @@ mod tests {
         assert_eq!(message(too_long), "party_id is 513 bytes long; ids are at most 512 bytes");
         // The method is still checked: a bad id does not turn a 405 into a route.
         route!(Get, "/v0/wallet/buy-traffic-requests/%zz/status" => Err(RouteError::MethodNotAllowed { allowed: "POST" }));
+    }
+
+    #[test]
+    fn pages_and_batches_are_bulk_and_the_wallet_and_registry_are_interactive() {
+        let class = |method: Method, path: &str| Route::parse(&method, path, "coin").map(|r| r.class());
+        for path in ["/v2/updates", "/v1/updates", "/v0/backfilling/updates-before", "/v0/admin/ingest"] {
+            assert_eq!(class(Method::Post, path), Ok(Class::Bulk), "{path}");
+        }
+        for (method, path) in [
+            (Method::Post, "/v0/wallet/buy-traffic-requests"),
+            (Method::Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/accept"),
+            (Method::Post, "/v0/backfilling/migration-info"),
+            (Method::Get, "/v2/updates/abc"),
+        ] {
+            assert_eq!(class(method, path), Ok(Class::Interactive), "{path}");
+        }
     }
 
     #[test]

@@ -100,13 +100,23 @@ struct LimitArgs {
     /// Seconds from the end of a request's head to the end of its body; then 408.
     #[arg(long, default_value_t = 30)]
     body_timeout_seconds: u64,
-    /// Seconds a keep-alive connection may wait for its next request.
+    /// Seconds a keep-alive connection may wait for its next request, from the end of
+    /// the last answer's writing.
     #[arg(long, default_value_t = 60)]
     idle_timeout_seconds: u64,
-    /// Connections open at once; further ones wait to be accepted. Lowered to what
-    /// the open-file limit allows.
+    /// Seconds an answer's writing may go without the client taking a byte; then the
+    /// connection is closed.
+    #[arg(long, default_value_t = 30)]
+    write_timeout_seconds: u64,
+    /// Connections open at once; at the cap a new client closes the longest-idle
+    /// keep-alive connection (or waits to be accepted while none is idle). Lowered to
+    /// what the open-file limit allows.
     #[arg(long, default_value_t = 10_000)]
     max_connections: usize,
+    /// MiB of rendered answers held at once, waiting for their clients to read them;
+    /// a request that finds no room within 10 s is answered 503 with Retry-After.
+    #[arg(long, default_value_t = server::DEFAULT_RESPONSE_BUDGET as u64 / (1024 * 1024), value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    response_budget_mib: u64,
 }
 
 impl LimitArgs {
@@ -116,7 +126,9 @@ impl LimitArgs {
             header_timeout: Duration::from_secs(self.header_timeout_seconds),
             body_timeout: Duration::from_secs(self.body_timeout_seconds),
             idle_timeout: Duration::from_secs(self.idle_timeout_seconds),
+            write_timeout: Duration::from_secs(self.write_timeout_seconds),
             max_connections: server::open_file_budget(self.max_connections.max(1)),
+            response_budget: usize::try_from(self.response_budget_mib * 1024 * 1024).unwrap_or(usize::MAX),
             ..server::Limits::default()
         }
     }

@@ -2,34 +2,52 @@
 //! for a component instance and back. It decides nothing about the API; what it does
 //! decide is how much of the machine one client can hold.
 //!
-//! - **Connections** ([`Limits::max_connections`]): the accept loop takes a permit before
-//!   it accepts, so connections beyond the cap wait in the kernel's listen queue instead
-//!   of failing. Accept errors (out of file descriptors, say) back off and are logged
-//!   once per burst (`server/accept.rs`).
-//! - **Slow and idle clients** (`server/connection.rs`): a request's head must arrive within
-//!   [`Limits::header_timeout`] of its first byte (a new connection's first head, of
-//!   the accept), its body within
-//!   [`Limits::body_timeout`] (else 408), and a keep-alive connection with no request
-//!   for [`Limits::idle_timeout`] is closed.
+//! - **Connections** ([`Limits::max_connections`]): at the cap, a new client closes the
+//!   keep-alive connection that has been idle longest (between requests only, never
+//!   one mid-request or mid-answer), so that connections kept open by a request now
+//!   and then cannot keep new clients out; while every connection is mid-request, new
+//!   ones wait in the listen queue ([`LISTEN_BACKLOG`] long). Accept errors (out of
+//!   file descriptors, say) back off and are logged once per burst (`server/accept.rs`).
+//! - **Slow and idle clients** (`server/connection.rs`): a request's head must arrive
+//!   within [`Limits::header_timeout`] of its first byte (a new connection's first head,
+//!   of the accept), its body within [`Limits::body_timeout`] (else 408); an answer's
+//!   writing must make progress (the socket taking some bytes) within
+//!   [`Limits::write_timeout`], however long the whole takes; and a keep-alive
+//!   connection with no request for [`Limits::idle_timeout`] after its last answer was
+//!   written out is closed.
 //! - **Instances**: the body is read (up to the limit the component sets for the route)
 //!   before the request takes an instance; a request with a body runs the component
-//!   on the blocking thread pool, at most [`Limits::concurrent_calls`] at once, never
-//!   on the threads that accept and read connections. A GET without a body, a bounded
-//!   number of store reads, runs on the connection's own thread: handing it to the pool
-//!   and back would cost more than the call. An instance whose memory grew past a bound
-//!   is dropped after its request ([`Node::checkin`]).
+//!   on the blocking thread pool, never on the threads that accept and read
+//!   connections, in the slots of its route's class (the core's
+//!   [`ledger_node_core::route::Class`]): pages and batches (the history stream, the
+//!   backfilling pages, ingest, the exports) and everything else (the wallet, the
+//!   registry) each have [`Limits::concurrent_calls`] slots of their own, so a flood
+//!   of pages never makes a wallet request wait for a slot. A GET without a body, a
+//!   bounded number of store reads, runs on the connection's own thread: handing it
+//!   to the pool and back would cost more than the call. An instance whose memory grew
+//!   past a bound is dropped after its request ([`Node::checkin`]).
+//! - **Answers in memory** ([`Limits::response_budget`], 256 MiB by default;
+//!   `server/answer.rs`): a rendered answer of more than 64 KiB holds its size in one
+//!   node-wide budget until the socket has taken it, and is written out in 64 KiB
+//!   pieces, each freed (and given back to the budget) once written. A page reserves
+//!   its room before its component call; a request that finds no room within
+//!   [`Limits::budget_wait`] (for a page, its slot and its room within that time
+//!   together) is answered 503 with `Retry-After`. However many clients
+//!   ask for pages and never read them, the node holds about the budget in answers.
 //! - **Framing**: a body hyper cannot decode (a bad chunk size, an oversized chunk
 //!   extension) is a 400, and the connection is closed after it. So is a head that
 //!   hyper takes but that could be read two ways: one with more than one `Host`
 //!   header, or with a transfer coding besides `chunked` (`gzip, chunked`).
 
 mod accept;
+mod answer;
 mod connection;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ledger_node_core::route::Class;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
@@ -42,12 +60,23 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// From the end of a request's head to the end of its body.
     pub body_timeout: Duration,
-    /// How long a keep-alive connection may wait for its next request.
+    /// How long a keep-alive connection may wait for its next request, counted from
+    /// the end of the last answer's writing.
     pub idle_timeout: Duration,
-    /// Connections open at once; further ones wait to be accepted.
+    /// How long an answer's writing may go without the socket taking a byte; then the
+    /// connection is closed (the client has stopped reading).
+    pub write_timeout: Duration,
+    /// Connections open at once. At the cap, a new client closes the longest-idle
+    /// keep-alive connection; with none idle it waits to be accepted.
     pub max_connections: usize,
-    /// Component calls running at once; further requests wait (holding no instance).
+    /// Component calls of one route class ([`Class`]) running at once; further
+    /// requests of that class wait (holding no instance). Each class has this many.
     pub concurrent_calls: usize,
+    /// Bytes of rendered answers the node holds at once (answers waiting for their
+    /// client to take them); see the module docs.
+    pub response_budget: usize,
+    /// How long a request waits for room in [`Limits::response_budget`]; then 503.
+    pub budget_wait: Duration,
 }
 
 impl Default for Limits {
@@ -56,11 +85,21 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
+            write_timeout: Duration::from_secs(30),
             max_connections: 10_000,
             concurrent_calls: default_concurrent_calls(),
+            response_budget: DEFAULT_RESPONSE_BUDGET,
+            budget_wait: Duration::from_secs(10),
         }
     }
 }
+
+/// The default [`Limits::response_budget`]: 256 MiB, some forty pages of 1,000 updates.
+pub const DEFAULT_RESPONSE_BUDGET: usize = 256 * 1024 * 1024;
+
+/// The listen queue asked of the kernel (which caps it at `net.core.somaxconn`): room
+/// for a burst of new clients while the accept loop makes room at the cap.
+pub const LISTEN_BACKLOG: u32 = 4096;
 
 /// Four component calls per core: a call blocks on the store as well as computing.
 fn default_concurrent_calls() -> usize {
@@ -72,7 +111,24 @@ fn default_concurrent_calls() -> usize {
 struct Shared {
     node: Arc<Node>,
     limits: Limits,
-    calls: Semaphore,
+    /// The component slots of [`Class::Bulk`] requests.
+    bulk_calls: Semaphore,
+    /// The component slots of [`Class::Interactive`] requests.
+    interactive_calls: Semaphore,
+    /// The bytes of answers held ([`Limits::response_budget`]).
+    budget: Arc<answer::Budget>,
+    /// The open connections, for closing the longest-idle one at the cap.
+    open: connection::Registry,
+}
+
+impl Shared {
+    /// The component slots of `class`.
+    fn calls(&self, class: Class) -> &Semaphore {
+        match class {
+            Class::Bulk => &self.bulk_calls,
+            Class::Interactive => &self.interactive_calls,
+        }
+    }
 }
 
 /// Serves `node` on `listener` until `shutdown` completes.
@@ -83,14 +139,18 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown);
-    let connections = Arc::new(Semaphore::new(limits.max_connections));
-    let shared = Arc::new(Shared { node, limits, calls: Semaphore::new(limits.concurrent_calls.max(1)) });
+    let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let slots = limits.concurrent_calls.max(1);
+    let shared = Arc::new(Shared {
+        node,
+        limits,
+        bulk_calls: Semaphore::new(slots),
+        interactive_calls: Semaphore::new(slots),
+        budget: Arc::new(answer::Budget::new(limits.response_budget, limits.budget_wait)),
+        open: connection::Registry::default(),
+    });
     let mut errors = accept::Errors::default();
     loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&connections).acquire_owned() => permit?,
-            () = &mut shutdown => return Ok(()),
-        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => {
@@ -107,14 +167,35 @@ pub async fn serve(
             },
             () = &mut shutdown => return Ok(()),
         };
+        // At the cap, the new client takes the place of the longest-idle keep-alive
+        // connection; while none is idle (every one is mid-request), it waits, and
+        // further clients wait in the listen queue.
+        let permit = loop {
+            if let Ok(permit) = Arc::clone(&connections).try_acquire_owned() {
+                break permit;
+            }
+            shared.open.close_longest_idle();
+            tokio::select! {
+                permit = Arc::clone(&connections).acquire_owned() => break permit?,
+                () = tokio::time::sleep(accept::RETRY_AT_CAP) => {}
+                () = &mut shutdown => return Ok(()),
+            }
+        };
         let _ = stream.set_nodelay(true);
         tokio::spawn(connection::serve(stream, Arc::clone(&shared), permit));
     }
 }
 
 /// Binds `addr`, reporting the address actually bound (port 0 picks a free port).
+/// The listen queue is [`LISTEN_BACKLOG`] long.
 pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)> {
-    let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?;
+    let bound = || -> std::io::Result<TcpListener> {
+        let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(LISTEN_BACKLOG)
+    };
+    let listener = bound().map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?;
     let local = listener.local_addr()?;
     Ok((listener, local))
 }

@@ -198,7 +198,11 @@ fn the_timer_of_serve_expires_buy_traffic_requests_past_their_expiry() {
 
 /// A raw connection to `server`, with reads that give up after `timeout`.
 fn connect(server: &Server, timeout: Duration) -> std::net::TcpStream {
-    let address = server.base.trim_start_matches("http://");
+    connect_to(server.base.trim_start_matches("http://"), timeout)
+}
+
+/// A raw connection to `address`, with reads that give up after `timeout`.
+fn connect_to(address: &str, timeout: Duration) -> std::net::TcpStream {
     let stream = std::net::TcpStream::connect(address).expect("connecting");
     stream.set_read_timeout(Some(timeout)).expect("a read timeout");
     stream
@@ -401,4 +405,261 @@ fn an_instance_that_grew_on_a_large_body_is_dropped_not_pooled() {
     assert!(instance.memory_bytes() > host::POOLED_MEMORY_LIMIT, "grew from {before} to {}", instance.memory_bytes());
     node.checkin(instance);
     assert_eq!(node.idle_instances(), 0, "answered {}; the grown instance was pooled", response.status);
+}
+
+// Issue 44: answers held in memory, the connection cap held by keep-alive connections,
+// timeouts that ran while an answer was written, and pages that starved other requests.
+
+/// A node in memory with `updates` updates of the demo history, and the admin token
+/// `secret`.
+fn node_with_history(updates: u64) -> std::sync::Arc<ledger_node::host::Node> {
+    use ledger_node::backend::Backend;
+    use ledger_node::host::{self, Node, Options};
+    let config = vec![("LEDGER_NODE_ADMIN_TOKEN".to_owned(), "secret".to_owned())];
+    let node = Node::new(&host::engine().expect("an engine"), Backend::memory(), Options { config, fixed_clock: None })
+        .expect("a node");
+    let mut history = Vec::new();
+    let options = ledger_node::demo::Options { updates, seed: 1 };
+    ledger_node::demo::write(&options, &mut history).expect("generating a demo history");
+    ledger_node::ingest::run(&node, "secret", &history[..], &mut ledger_node::ingest::Quiet).expect("ingesting");
+    std::sync::Arc::new(node)
+}
+
+/// The server of `ledger-node serve`, run in this process with `limits`; it stops when
+/// dropped.
+struct InProcess {
+    address: String,
+    _runtime: tokio::runtime::Runtime,
+}
+
+fn serve_in_process(node: std::sync::Arc<ledger_node::host::Node>, limits: ledger_node::server::Limits) -> InProcess {
+    use ledger_node::server;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+    let (listener, local) =
+        runtime.block_on(server::bind("127.0.0.1:0".parse().expect("an address"))).expect("binding");
+    runtime.spawn(server::serve(listener, node, limits, std::future::pending()));
+    InProcess { address: local.to_string(), _runtime: runtime }
+}
+
+/// A request for a page of `page_size` updates of the stream.
+fn page_request(page_size: u32, close: bool) -> Vec<u8> {
+    let body = format!(r#"{{"page_size":{page_size}}}"#);
+    let connection = if close { "connection: close\r\n" } else { "" };
+    format!(
+        "POST /v2/updates HTTP/1.1\r\nhost: node\r\n{connection}content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// The same page, served by `node` directly.
+fn page_from(node: &ledger_node::host::Node, page_size: u32) -> Vec<u8> {
+    let request = ledger_node::host::Request {
+        method: "POST".into(),
+        path: "/v2/updates".into(),
+        query: String::new(),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: Some(format!(r#"{{"page_size":{page_size}}}"#).into_bytes()),
+    };
+    let response = node.serve(&request).expect("served");
+    assert_eq!(response.status, 200);
+    response.body
+}
+
+/// One answer read from `stream`, `chunk` bytes at a time with `pause` between reads,
+/// after the bytes already read in `carry` (which keeps what was read past it): its
+/// head, its body (as much as arrived), and whether the connection closed before the
+/// body was complete.
+fn read_answer(
+    stream: &mut std::net::TcpStream,
+    carry: &mut Vec<u8>,
+    chunk: usize,
+    pause: Duration,
+) -> (String, Vec<u8>, bool) {
+    use std::io::Read as _;
+    let started = Instant::now();
+    let mut bytes = std::mem::take(carry);
+    let mut buffer = vec![0u8; chunk];
+    loop {
+        assert!(started.elapsed() < Duration::from_secs(60), "no whole answer within 60 s");
+        let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n").map(|at| at + 4);
+        if let Some(end) = head_end {
+            let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
+            let length = head
+                .lines()
+                .find_map(|line| {
+                    line.to_ascii_lowercase().strip_prefix("content-length:")?.trim().parse::<usize>().ok()
+                })
+                .expect("a content-length");
+            if bytes.len() >= end + length {
+                *carry = bytes.split_off(end + length);
+                return (head, bytes.split_off(end), false);
+            }
+        }
+        let closed = match stream.read(&mut buffer) {
+            Ok(0) => true,
+            Ok(n) => {
+                bytes.extend_from_slice(&buffer[..n]);
+                false
+            }
+            Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+        };
+        if closed {
+            let end = head_end.unwrap_or(bytes.len());
+            return (String::from_utf8_lossy(&bytes[..end]).into_owned(), bytes.split_off(end), true);
+        }
+        std::thread::sleep(pause);
+    }
+}
+
+#[test]
+fn pages_beyond_the_answer_budget_are_refused_503_while_the_wallet_class_is_still_answered() {
+    use ledger_node::server::Limits;
+    let node = node_with_history(2_000);
+    let limits = Limits {
+        concurrent_calls: 1,
+        response_budget: 1024 * 1024,
+        budget_wait: Duration::from_secs(3),
+        ..Limits::default()
+    };
+    let server = serve_in_process(std::sync::Arc::clone(&node), limits);
+    // A takes a page of several megabytes and never reads past its head: its answer
+    // holds the whole budget.
+    let mut a = connect_to(&server.address, Duration::from_millis(100));
+    send(&mut a, &page_request(1_000, false));
+    let head = {
+        use std::io::Read as _;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match a.read(&mut byte) {
+                Ok(0) => panic!("closed before its head"),
+                Ok(_) => head.push(byte[0]),
+                Err(_) => {}
+            }
+        }
+        String::from_utf8_lossy(&head).into_owned()
+    };
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // B asks for another page: it takes the bulk class's one slot and waits for room.
+    let mut b = connect_to(&server.address, Duration::from_millis(100));
+    send(&mut b, &page_request(1_000, true));
+    std::thread::sleep(Duration::from_millis(300));
+    // A request of the other class has a slot of its own: it is answered at once,
+    // not after B gives up.
+    let mut c = connect_to(&server.address, Duration::from_millis(100));
+    let body = r#"{"migration_id":0}"#;
+    let request = format!(
+        "POST /v0/backfilling/migration-info HTTP/1.1\r\nhost: node\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    send(&mut c, request.as_bytes());
+    let (answer, _) = read_until_closed(&mut c, Duration::from_secs(2));
+    assert!(
+        answer.starts_with("HTTP/1.1 ") && !answer.starts_with("HTTP/1.1 503"),
+        "not answered while the pages waited: {answer:?}"
+    );
+    // B found no room in time: 503, with the error envelope and Retry-After.
+    let (answer, _) = read_until_closed(&mut b, Duration::from_secs(10));
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 3"), "{answer}");
+    assert!(answer.contains(r#"{"error":"the node holds its limit of 1 MiB of answers"#), "{answer}");
+    // Once A is gone its bytes are free again, and a page is served whole.
+    drop(a);
+    let expected = page_from(&node, 1_000);
+    assert!(expected.len() > 2 * 1024 * 1024, "a page of {} bytes", expected.len());
+    let mut d = connect_to(&server.address, Duration::from_millis(100));
+    send(&mut d, &page_request(1_000, true));
+    let (head, body, cut) = read_answer(&mut d, &mut Vec::new(), 64 * 1024, Duration::ZERO);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(!cut, "cut off after {} bytes", body.len());
+    assert!(body == expected, "the page differs from the node's own ({} and {} bytes)", body.len(), expected.len());
+}
+
+#[test]
+fn a_new_client_is_served_at_the_cap_while_keep_alive_connections_hold_it_with_a_request_now_and_then() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let server = serve_with(&dir.path().join("node.store"), &[], &["--max-connections", "8"]);
+    let address = server.base.trim_start_matches("http://").to_owned();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let request = b"GET /version HTTP/1.1\r\nhost: node\r\n\r\n";
+    // Eight clients fill the cap, each sending a request every 200 ms on its one connection.
+    let holders: Vec<_> = (0..8)
+        .map(|_| {
+            let (address, stop) = (address.clone(), std::sync::Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut stream = connect_to(&address, Duration::from_millis(100));
+                let mut carry = Vec::new();
+                let mut answered = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    use std::io::Write as _;
+                    if stream.write_all(request).is_err() {
+                        // Closed between requests, before this one was sent.
+                        return answered;
+                    }
+                    let (head, _, cut) = read_answer(&mut stream, &mut carry, 4096, Duration::ZERO);
+                    if cut {
+                        // Closed between requests: this request was not begun.
+                        assert_eq!(head, "", "closed mid-answer");
+                        return answered;
+                    }
+                    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+                    answered += 1;
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                answered
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(800));
+    let started = Instant::now();
+    let mut newcomer = connect_to(&address, Duration::from_millis(100));
+    send(&mut newcomer, b"GET /version HTTP/1.1\r\nhost: node\r\nconnection: close\r\n\r\n");
+    let (answer, _) = read_until_closed(&mut newcomer, Duration::from_secs(3));
+    assert!(answer.starts_with("HTTP/1.1 200"), "a new client was not served at the cap: {answer:?}");
+    let waited = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let answered: Vec<u32> = holders.into_iter().map(|h| h.join().expect("a holder")).collect();
+    assert!(answered.iter().all(|n| *n > 0), "{answered:?}");
+    assert!(waited < Duration::from_secs(3), "served after {waited:?}");
+}
+
+#[test]
+fn a_slow_reader_gets_the_whole_answer_however_long_it_takes_and_one_that_stops_is_cut_off() {
+    use ledger_node::server::Limits;
+    let node = node_with_history(2_000);
+    let limits = Limits {
+        header_timeout: Duration::from_millis(500),
+        idle_timeout: Duration::from_millis(500),
+        write_timeout: Duration::from_secs(2),
+        ..Limits::default()
+    };
+    let server = serve_in_process(std::sync::Arc::clone(&node), limits);
+    let expected = page_from(&node, 1_000);
+    // Reads steadily, 16 KiB every 10 ms: the page takes seconds, many idle and
+    // header timeouts; its next request, pipelined, waits meanwhile.
+    let mut slow = connect_to(&server.address, Duration::from_millis(100));
+    let mut requests = page_request(1_000, false);
+    requests.extend_from_slice(b"GET /version HTTP/1.1\r\nhost: node\r\n\r\n");
+    send(&mut slow, &requests);
+    let started = Instant::now();
+    let mut carry = Vec::new();
+    let (head, body, cut) = read_answer(&mut slow, &mut carry, 16 * 1024, Duration::from_millis(10));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(!cut, "cut off after {} of {} bytes, {:?}", body.len(), expected.len(), started.elapsed());
+    assert!(body == expected, "the page differs from the node's own");
+    assert!(
+        started.elapsed() > Duration::from_secs(1),
+        "read in {:?}: not slower than the timeouts",
+        started.elapsed()
+    );
+    let (head, _, cut) = read_answer(&mut slow, &mut carry, 4096, Duration::ZERO);
+    assert!(head.starts_with("HTTP/1.1 200") && !cut, "the pipelined request: {head}");
+    // Pauses for longer than the write timeout: cut off, short of its Content-Length.
+    let mut stopped = connect_to(&server.address, Duration::from_millis(100));
+    send(&mut stopped, &page_request(1_000, false));
+    std::thread::sleep(Duration::from_secs(4));
+    let (head, body, cut) = read_answer(&mut stopped, &mut Vec::new(), 64 * 1024, Duration::ZERO);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(cut && body.len() < expected.len(), "a reader that stopped got {} of {} bytes", body.len(), expected.len());
 }

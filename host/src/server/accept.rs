@@ -1,5 +1,6 @@
 //! Accepting connections when the process runs short: how many connections the
-//! open-file limit allows, and what the accept loop does when `accept` fails.
+//! open-file limit allows, what the accept loop does when `accept` fails, and how
+//! often it looks again for an idle connection to close at the cap.
 
 use std::time::Duration;
 
@@ -30,6 +31,10 @@ pub fn open_file_budget(wanted: usize) -> usize {
     }
     room.min(wanted)
 }
+
+/// At the cap with no connection idle, how often the accept loop looks again for one
+/// that has become idle (between requests), to close it for the waiting client.
+pub const RETRY_AT_CAP: Duration = Duration::from_millis(50);
 
 /// The first pause after a failed `accept`; it doubles up to [`LONGEST_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(10);

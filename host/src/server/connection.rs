@@ -2,29 +2,49 @@
 //! connection's timeouts, and the translation of each request for the component.
 //!
 //! The watchdog knows where the connection stands from two sources: the socket
-//! wrapper ([`Watched`]) sees the first byte of a request arrive, and the service sees
-//! a request's head complete and its response leave. A connection is idle (waiting for
-//! a further request), receiving a request's head (a new connection is, from its
-//! accept), or busy with a request: the first two have deadlines, and the connection
-//! is closed when one passes. A body that does not
-//! arrive in time is answered with 408 by the service itself.
+//! wrapper ([`Watched`]) sees the first byte of a request arrive, bytes of an answer
+//! leave, and the writer flush; the service sees a request's head complete, and its
+//! answer's last piece handed to the writer. A connection is idle (waiting for a
+//! further request), receiving a request's head (a new connection is, from its
+//! accept), busy with a request, or writing an answer. Each but busy has a deadline,
+//! and the connection is closed when one passes:
+//!
+//! - idle: [`Limits::idle_timeout`] from the end of the last answer's writing (its
+//!   last byte taken by the socket), never while an answer is still being written;
+//! - receiving a head: [`Limits::header_timeout`] from its first byte;
+//! - writing: [`Limits::write_timeout`] from the last time the socket took bytes, so
+//!   a client that reads slowly but steadily gets its whole answer however long that
+//!   takes, and one that stops reading is cut off (and logged: the answer carries its
+//!   `Content-Length`, so the client can tell it is short).
+//!
+//! A request that arrives while an answer is still being written (pipelined) waits
+//! for it without a deadline of its own. A body that does not arrive in time is
+//! answered with 408 by the service itself.
+//!
+//! At the connection cap the accept loop closes the longest-idle connection for a new
+//! client ([`Registry::close_longest_idle`]): only one that is idle, between requests,
+//! never one mid-request or mid-answer; it is then closed as the idle timeout would
+//! close it.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use ledger_node_core::route::{Class, Route};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio::time::Instant;
 
+use super::answer::{Answer, Held, PAGE_RESERVATION, SMALL_ANSWER};
 use super::{Limits, Shared};
 use crate::host;
 
@@ -33,15 +53,18 @@ use crate::host;
 pub(super) async fn serve(stream: TcpStream, shared: Arc<Shared>, permit: OwnedSemaphorePermit) {
     let limits = shared.limits;
     let activity = Arc::new(Activity::new());
+    let _registered = shared.open.enter(Arc::clone(&activity));
     let io = TokioIo::new(Watched { inner: stream, activity: Arc::clone(&activity) });
     let service = {
         let activity = Arc::clone(&activity);
+        let shared = Arc::clone(&shared);
         service_fn(move |request| {
             let (shared, activity) = (Arc::clone(&shared), Arc::clone(&activity));
             async move {
                 activity.set(Phase::Busy);
                 let response = respond(&shared, request).await;
-                activity.set(Phase::Idle(Instant::now()));
+                activity.set(Phase::Writing { progress: Instant::now(), handed_over: false });
+                let response = response.map(|body| body.on_end(move || activity.handed_over()));
                 Ok::<_, Infallible>(response)
             }
         })
@@ -58,7 +81,14 @@ pub(super) async fn serve(stream: TcpStream, shared: Arc<Shared>, permit: OwnedS
             }
         }
         // Dropping the connection closes the socket.
-        () = activity.expired(&limits) => {}
+        ended = activity.expired(&limits) => {
+            if ended == Ended::Write {
+                eprintln!(
+                    "ledger-node: an answer was cut off: its client took no bytes for {} s",
+                    limits.write_timeout.as_secs_f64()
+                );
+            }
+        }
     }
     drop(permit);
 }
@@ -70,8 +100,23 @@ enum Phase {
     Idle(Instant),
     /// A request's first byte arrived at this instant; its head is not complete.
     Head(Instant),
-    /// Serving a request (reading its body, running it, answering).
+    /// Serving a request (reading its body, running it).
     Busy,
+    /// Writing an answer: the socket last took bytes of it at `progress`, and
+    /// `handed_over` once its last piece is with the writer (then the writer's flush
+    /// ends it).
+    Writing { progress: Instant, handed_over: bool },
+    /// Closed, while idle, for a new client at the cap.
+    Closed,
+}
+
+/// Why the watchdog closed a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Idle,
+    Head,
+    Write,
+    Closed,
 }
 
 /// A connection's [`Phase`], and a signal for the watchdog when it changes.
@@ -89,18 +134,26 @@ impl Activity {
         Activity { phase: Mutex::new(Phase::Head(Instant::now())), changed: Notify::new() }
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Phase> {
+        self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn phase(&self) -> Phase {
-        *self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.lock()
     }
 
     fn set(&self, phase: Phase) {
-        *self.phase.lock().unwrap_or_else(PoisonError::into_inner) = phase;
+        let mut current = self.lock();
+        if !matches!(*current, Phase::Closed) {
+            *current = phase;
+        }
+        drop(current);
         self.changed.notify_one();
     }
 
     /// Bytes arrived: an idle connection is now receiving a request's head.
     fn received(&self) {
-        let mut phase = self.phase.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut phase = self.lock();
         if let Phase::Idle(_) = *phase {
             *phase = Phase::Head(Instant::now());
             drop(phase);
@@ -108,18 +161,65 @@ impl Activity {
         }
     }
 
-    /// Completes when the connection has been idle for `idle_timeout`, or a request's
-    /// head has taken longer than `header_timeout`.
-    async fn expired(&self, limits: &Limits) {
+    /// The socket took bytes of an answer. (A later deadline needs no wake-up: the
+    /// watchdog looks again when the one it waits for passes.)
+    fn wrote(&self) {
+        if let Phase::Writing { progress, .. } = &mut *self.lock() {
+            *progress = Instant::now();
+        }
+    }
+
+    /// The answer's last piece is with the writer.
+    fn handed_over(&self) {
+        if let Phase::Writing { handed_over, .. } = &mut *self.lock() {
+            *handed_over = true;
+        }
+    }
+
+    /// The writer flushed: once the whole answer is out, the connection is idle.
+    fn flushed(&self) {
+        let mut phase = self.lock();
+        if let Phase::Writing { handed_over: true, .. } = *phase {
+            *phase = Phase::Idle(Instant::now());
+            drop(phase);
+            self.changed.notify_one();
+        }
+    }
+
+    /// Since when the connection has been idle, if it is.
+    fn idle_since(&self) -> Option<Instant> {
+        match self.phase() {
+            Phase::Idle(since) => Some(since),
+            _ => None,
+        }
+    }
+
+    /// Closes the connection if it is idle: whether it was.
+    fn close_if_idle(&self) -> bool {
+        let mut phase = self.lock();
+        if let Phase::Idle(_) = *phase {
+            *phase = Phase::Closed;
+            drop(phase);
+            self.changed.notify_one();
+            return true;
+        }
+        false
+    }
+
+    /// Completes when a deadline of the connection's phase passes (module docs), or
+    /// it was closed for a new client.
+    async fn expired(&self, limits: &Limits) -> Ended {
         loop {
             let deadline = match self.phase() {
-                Phase::Idle(since) => Some(since + limits.idle_timeout),
-                Phase::Head(since) => Some(since + limits.header_timeout),
+                Phase::Idle(since) => Some((since + limits.idle_timeout, Ended::Idle)),
+                Phase::Head(since) => Some((since + limits.header_timeout, Ended::Head)),
+                Phase::Writing { progress, .. } => Some((progress + limits.write_timeout, Ended::Write)),
                 Phase::Busy => None,
+                Phase::Closed => return Ended::Closed,
             };
             match deadline {
-                Some(deadline) if Instant::now() >= deadline => return,
-                Some(deadline) => tokio::select! {
+                Some((deadline, ended)) if Instant::now() >= deadline => return ended,
+                Some((deadline, _)) => tokio::select! {
                     () = tokio::time::sleep_until(deadline) => {}
                     () = self.changed.notified() => {}
                 },
@@ -131,7 +231,59 @@ impl Activity {
     }
 }
 
-/// The socket, telling the connection's [`Activity`] when bytes arrive.
+/// The open connections, so that the accept loop can close the longest-idle one for
+/// a new client at the cap.
+#[derive(Debug, Default)]
+pub(super) struct Registry {
+    open: Mutex<HashMap<u64, Arc<Activity>>>,
+    next: AtomicU64,
+}
+
+/// A connection's place in the [`Registry`], left when dropped.
+struct Entered<'a> {
+    registry: &'a Registry,
+    id: u64,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        self.registry.lock().remove(&self.id);
+    }
+}
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Activity>>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn enter(&self, activity: Arc<Activity>) -> Entered<'_> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id, activity);
+        Entered { registry: self, id }
+    }
+
+    /// Closes the connection that has been idle longest, if one is idle: whether one
+    /// was closed.
+    pub(super) fn close_longest_idle(&self) -> bool {
+        // A connection may stop being idle between the look and the close: then look again.
+        for _ in 0..4 {
+            let longest = self
+                .lock()
+                .values()
+                .filter_map(|activity| Some((activity.idle_since()?, Arc::clone(activity))))
+                .min_by_key(|(since, _)| *since);
+            match longest {
+                Some((_, activity)) if activity.close_if_idle() => return true,
+                Some(_) => {}
+                None => return false,
+            }
+        }
+        false
+    }
+}
+
+/// The socket, telling the connection's [`Activity`] when bytes arrive, when bytes
+/// of an answer leave, and when the writer has flushed.
 struct Watched {
     inner: TcpStream,
     activity: Arc<Activity>,
@@ -150,7 +302,11 @@ impl AsyncRead for Watched {
 
 impl AsyncWrite for Watched {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.wrote();
+        }
+        polled
     }
 
     fn poll_write_vectored(
@@ -158,15 +314,25 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.wrote();
+        }
+        polled
     }
 
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
     }
 
+    /// hyper flushes once its buffer is written out: after an answer's last piece,
+    /// that is the end of the answer.
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
+        let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        if matches!(polled, Poll::Ready(Ok(()))) {
+            self.activity.flushed();
+        }
+        polled
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -174,7 +340,7 @@ impl AsyncWrite for Watched {
     }
 }
 
-type HttpResponse = hyper::Response<Full<Bytes>>;
+type HttpResponse = hyper::Response<Answer>;
 
 /// Answers one request; an internal failure is a masked 500 whose cause is logged.
 async fn respond(shared: &Shared, request: hyper::Request<Incoming>) -> HttpResponse {
@@ -187,6 +353,14 @@ async fn respond(shared: &Shared, request: hyper::Request<Incoming>) -> HttpResp
     }
 }
 
+/// The [`Class`] of a request, from the core's routing (with the default currency
+/// word, as [`host::Node::body_limit`] routes: the word spells only a GET path). A
+/// path that does not route is answered at once, as interactive.
+fn class(method: &str, path: &str) -> Class {
+    let method = ledger_node_core::Method::parse(method);
+    Route::parse(&method, path, ledger_node_core::config::DEFAULT_COIN).map_or(Class::Interactive, |r| r.class())
+}
+
 async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>) -> anyhow::Result<HttpResponse> {
     let (parts, body) = request.into_parts();
     if let Some(problem) = ambiguous_head(&parts.headers) {
@@ -195,14 +369,14 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
     }
     let method = parts.method.as_str().to_owned();
     let path = parts.uri.path().to_owned();
+    let class = class(&method, &path);
     // A request without a body (most GETs) needs no limit: skip asking the component.
     let body = if hyper::body::Body::is_end_stream(&body) {
         Some(Vec::new())
     } else {
-        let limit = {
-            let (method, path) = (method.clone(), path.clone());
-            call(shared, move |node| node.body_limit(&method, &path)).await?
-        };
+        // Asked on this thread, as a light request is served: it is one short call,
+        // and it must not wait behind the component slots.
+        let limit = inline(|| shared.node.body_limit(&method, &path))?;
         let declared =
             parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|len| len > limit) {
@@ -243,16 +417,48 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
         .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
         .collect();
     let request = host::Request { method, path, query: parts.uri.query().unwrap_or("").to_owned(), headers, body };
-    let (request, response) = if is_light(&request) {
-        let response = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shared.node.serve(&request)))
-            .map_err(|_| anyhow::anyhow!("a component call panicked"))??;
-        (request, response)
+    let (request, response, held) = if is_light(&request) {
+        let response = inline(|| shared.node.serve(&request))?;
+        let Some(held) = hold_answer(shared, Held::none(&shared.budget), &response).await else {
+            return Ok(busy(shared, &answers_held(shared)));
+        };
+        (request, response, held)
     } else {
-        call(shared, move |node| {
+        // The class's slot is held until the answer has its room in the budget, so
+        // that at most one rendered answer per slot waits outside it.
+        let (_slot, reserved) = match class {
+            // A page waits for its slot and its reservation within one budget wait.
+            Class::Bulk => {
+                let deadline = tokio::time::Instant::now() + shared.budget.wait();
+                let Ok(slot) = tokio::time::timeout_at(deadline, shared.calls(class).acquire()).await else {
+                    return Ok(busy(
+                        shared,
+                        &format!(
+                            "the node is serving as many pages as it can at once ({}) and none finished within {} s",
+                            shared.limits.concurrent_calls.max(1),
+                            shared.budget.wait().as_secs()
+                        ),
+                    ));
+                };
+                let mut reserved = Held::none(&shared.budget);
+                if !shared.budget.grow_until(&mut reserved, PAGE_RESERVATION, deadline).await {
+                    return Ok(busy(shared, &answers_held(shared)));
+                }
+                (slot?, reserved)
+            }
+            Class::Interactive => (shared.calls(class).acquire().await?, Held::none(&shared.budget)),
+        };
+        let node = Arc::clone(&shared.node);
+        let (request, response) = tokio::task::spawn_blocking(move || {
             let response = node.serve(&request);
             response.map(|response| (request, response))
         })
-        .await?
+        .await
+        .map_err(|e| anyhow::anyhow!("a component call panicked: {e}"))??;
+        let Some(held) = hold_answer(shared, reserved, &response).await else {
+            return Ok(busy(shared, &answers_held(shared)));
+        };
+        (request, response, held)
     };
     if let Some(log) = &response.log {
         eprintln!("ledger-node: {} {} -> {}: {log}", request.method, request.path, response.status);
@@ -261,7 +467,38 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
     for (name, value) in &response.headers {
         builder = builder.header(name, value);
     }
-    Ok(builder.body(Full::new(Bytes::from(response.body)))?)
+    Ok(builder.body(Answer::new(response.body, held))?)
+}
+
+/// Runs `work` on this thread, a panic in it an error.
+fn inline<T>(work: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .map_err(|_| anyhow::anyhow!("a component call panicked"))?
+}
+
+/// `held` made to hold what `response`'s body counts in the budget (nothing, for a
+/// small one); `None` if the room was not free in time.
+async fn hold_answer(shared: &Shared, mut held: Held, response: &host::Response) -> Option<Held> {
+    let counted = if response.body.len() > SMALL_ANSWER { response.body.len() } else { 0 };
+    shared.budget.grow(&mut held, counted).await.then_some(held)
+}
+
+/// Why a request found no room in the budget of answers.
+fn answers_held(shared: &Shared) -> String {
+    format!(
+        "the node holds its limit of {} MiB of answers not yet taken by their clients",
+        shared.budget.total() / (1024 * 1024)
+    )
+}
+
+/// 503 for `why`: a request found no room in time; it may be retried after the wait.
+fn busy(shared: &Shared, why: &str) -> HttpResponse {
+    let mut response = error_response(503, &format!("{why}; retry shortly"));
+    let retry = shared.budget.wait().as_secs().max(1);
+    if let Ok(value) = hyper::header::HeaderValue::from_str(&retry.to_string()) {
+        response.headers_mut().insert(hyper::header::RETRY_AFTER, value);
+    }
+    response
 }
 
 /// What makes a request's head ambiguous, which hyper lets through: more than one
@@ -295,22 +532,9 @@ fn ambiguous_head(headers: &hyper::HeaderMap) -> Option<String> {
 /// microseconds, which is less than handing the call to another thread and back costs;
 /// the handoff halved the node's rate on them. A request with a body (an ingest, a
 /// stream page, a wallet request, a choice context) can take milliseconds to seconds,
-/// and goes to the pool.
+/// and goes to the pool, in the slots of its route's [`Class`].
 fn is_light(request: &host::Request) -> bool {
     matches!(request.method.as_str(), "GET" | "HEAD") && request.body.as_ref().is_some_and(Vec::is_empty)
-}
-
-/// Runs `work` with the node on the blocking thread pool, once one of the
-/// [`Limits::concurrent_calls`] is free.
-async fn call<T: Send + 'static>(
-    shared: &Shared,
-    work: impl FnOnce(&host::Node) -> anyhow::Result<T> + Send + 'static,
-) -> anyhow::Result<T> {
-    let _permit = shared.calls.acquire().await?;
-    let node = Arc::clone(&shared.node);
-    tokio::task::spawn_blocking(move || work(&node))
-        .await
-        .map_err(|e| anyhow::anyhow!("a component call panicked: {e}"))?
 }
 
 /// Why a body could not be read.
@@ -361,7 +585,7 @@ async fn discard(mut body: Incoming) {
 /// `{"error": message}` with `status`.
 fn error_response(status: u16, message: &str) -> HttpResponse {
     let body = serde_json::json!({ "error": message }).to_string();
-    let mut response = hyper::Response::new(Full::new(Bytes::from(body)));
+    let mut response = hyper::Response::new(Answer::small(body));
     *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
     response
         .headers_mut()
