@@ -52,6 +52,28 @@
 //! again at most a second after it last did, and drops its memory tier when it
 //! changed. The `cache` module has the details.
 //!
+//! ## Every handler ends on its own timer
+//!
+//! Both handlers, whatever they answer, wait for a timer of no delay (`settle`) just
+//! before they return. Without it, under `wrangler dev`, a request right after a long
+//! ingest batch on a busy machine could be held for 30 s or more: the handler had
+//! finished in milliseconds (any route, `/version` included, with or without KV, no
+//! `wait_until` involved), yet the runtime delivered its response only when some other
+//! event reached the process (the next request, or the client giving up).
+//!
+//! The cause is where the handler's last poll runs. Every Rust future of the isolate,
+//! of every request and every `wait_until`, runs on wasm-bindgen's one executor queue
+//! (`js_sys::futures`), which polls all queued tasks in a single microtask and queues
+//! that microtask only when none is pending. So the poll that completes a handler, and
+//! resolves the promise the runtime waits on, may run from a microtask that other work
+//! queued, outside the request's own event. workerd takes a promise resolved that way
+//! as a cross-context resolution and hands it back to the request that made it; under
+//! `wrangler dev` that hand-back was seen to wait for the next event in the process.
+//! A timer is an event of the request that set it: the poll it wakes, which returns
+//! the response, runs from that request's own event, and the response leaves at once.
+//! The timer costs the request no measurable time. `tests/tests/hosts/worker.rs` holds
+//! the regression test (a read after a bulk ingest on a busy machine, bounded).
+//!
 //! ## Build and run
 //!
 //! `wrangler.toml` (repository root) builds the crate with `worker-build --release
@@ -100,6 +122,7 @@ async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> 
         },
     };
     let response = convert::with_valid_status(response);
+    settle().await;
     if response.status >= 500 {
         console_error!(
             "{} {} answered {}: {}",
@@ -120,7 +143,13 @@ async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> 
 /// tries again.
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleContext) {
-    let refused = match config(&env).and_then(|config| Ok((config, store(&env, now()?)?))) {
+    run_scheduled(&env).await;
+    settle().await;
+}
+
+/// The scheduled jobs, then following, each failure logged.
+async fn run_scheduled(env: &worker::Env) {
+    let refused = match config(env).and_then(|config| Ok((config, store(env, now()?)?))) {
         Ok((config, store)) => layout_refusal(&store, &config.names).await,
         Err(e) => Some(e.to_string()),
     };
@@ -128,7 +157,7 @@ async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleConte
         console_error!("scheduled jobs and following skipped: {refused}");
         return;
     }
-    match tick(&env).await {
+    match tick(env).await {
         Ok(report) => {
             if report.expired_requests > 0 {
                 console_log!("scheduled jobs: expired {} buy-traffic requests", report.expired_requests);
@@ -140,7 +169,7 @@ async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleConte
         Err(Error::Store(e)) => console_error!("scheduled jobs failed: store: {e}"),
         Err(e) => console_error!("scheduled jobs failed: {e}"),
     }
-    match follow::run(&env).await {
+    match follow::run(env).await {
         Ok(Some(report)) if report.pages > 0 || report.summary.applied != Default::default() => {
             let at = report.position.as_ref().map_or_else(String::new, |p| {
                 format!(", now at migration {} {}", p.after_migration_id, p.after_record_time)
@@ -257,6 +286,13 @@ fn unbound(missing: &str) -> ledger_node_core::Response {
     let mut response = ledger_node_core::Response::json(503, body);
     response.log = Some(missing.to_owned());
     response
+}
+
+/// Waits for one timer of the current event, of no delay, so that the handler ends in
+/// a poll that event's own timer started (see "Every handler ends on its own timer" in
+/// the crate docs).
+async fn settle() {
+    worker::Delay::from(std::time::Duration::ZERO).await;
 }
 
 /// `Date.now()`, in microseconds.

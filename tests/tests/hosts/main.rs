@@ -74,6 +74,11 @@ fn the_worker_refuses_a_database_of_another_layout() {
 }
 
 #[test]
+fn a_read_after_a_bulk_ingest_into_the_worker_is_not_held() {
+    worker::a_read_after_a_bulk_ingest_is_not_held();
+}
+
+#[test]
 fn serve_keeps_following_its_upstream() {
     chain::serve_keeps_following_its_upstream();
 }

@@ -7,13 +7,18 @@
 //! rebuilds it under the suite's feet. The D1 schema is applied with `wrangler d1
 //! migrations apply --local` into a temporary persistence directory, and the worker
 //! serves on a free loopback port. Between scenarios the node is emptied with `POST /v0/admin/reset`.
+//!
+//! Besides the scenarios: the worker refuses to serve without its bucket or over a
+//! database of another layout, and a read right after a bulk ingest on a busy machine
+//! answers within a few seconds ([`a_read_after_a_bulk_ingest_is_not_held`]; the crate
+//! docs of the worker say why it once did not).
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::scenario::{ADMIN_TOKEN, Outgoing, Received, Target, test_config};
+use super::scenario::{self, ADMIN_TOKEN, Outgoing, Received, Target, test_config};
 use super::targets::HttpClient;
 
 /// How long the first `wrangler dev` may take: it builds the worker.
@@ -333,5 +338,93 @@ pub fn the_worker_refuses_a_database_of_another_layout() {
                 .unwrap_or_default();
             assert!(fragments.iter().all(|f| error.contains(f)), "{}: {body}", outgoing.target);
         }
+    }
+}
+
+/// Updates in the history a read follows: a small one first, then two small batches,
+/// then the rest in one batch (the shape of the history that showed the stall).
+const BULK_HISTORY_UPDATES: u64 = 760;
+/// Updates in the first, small, batch.
+const BULK_FIRST_UPDATES: usize = 80;
+/// How long a read after a bulk ingest may take: it reads one body, so anything near
+/// this is a read held by something else.
+const READ_BOUND: Duration = Duration::from_secs(5);
+
+/// Busy loops on every core until `stop` is set or `deadline` passes: the bulk ingest
+/// runs on a busy machine, where a read after it was held until some other event
+/// reached the runtime (about 30 s, or for good).
+fn keep_the_machine_busy(
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    deadline: Instant,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    (0..cores * 2)
+        .map(|_| {
+            let stop = std::sync::Arc::clone(stop);
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+                    for _ in 0..100_000 {
+                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+/// A read right after a bulk ingest answers within [`READ_BOUND`], on a busy machine,
+/// twice (the node reset in between).
+pub fn a_read_after_a_bulk_ingest_is_not_held() {
+    let mut worker = WorkerTarget::start();
+    let mut history = Vec::new();
+    ledger_node::demo::write(&ledger_node::demo::Options { updates: BULK_HISTORY_UPDATES, seed: 50 }, &mut history)
+        .expect("a demo history");
+    let lines: Vec<&[u8]> = history.split(|b| *b == b'\n').filter(|line| !line.is_empty()).collect();
+    let update_id = |line: &[u8]| -> Option<String> {
+        let record: serde_json::Value = serde_json::from_slice(line).ok()?;
+        Some(record.get("update")?.get("update_id")?.as_str()?.to_owned())
+    };
+    let updates: Vec<usize> = (0..lines.len()).filter(|&at| update_id(lines[at]).is_some()).collect();
+    let (first_end, small_end) = (updates[BULK_FIRST_UPDATES], updates[BULK_FIRST_UPDATES + 6]);
+    let batch = |range: std::ops::Range<usize>| -> Vec<u8> {
+        lines[range].iter().flat_map(|line| line.iter().copied().chain([b'\n'])).collect()
+    };
+    let batches = [
+        batch(0..first_end),
+        batch(first_end..first_end + 3),
+        batch(first_end + 3..small_end),
+        batch(small_end..lines.len()),
+    ];
+    let read_id = update_id(lines[small_end + 20]).expect("an update in the bulk batch");
+    let reader = ureq::Agent::new_with_config(
+        ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(READ_BOUND * 2)).build(),
+    );
+    let url = format!("http://127.0.0.1:{}/v2/updates/{read_id}", worker.port);
+
+    for round in 1..=2 {
+        scenario::Target::reset(&mut worker);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let busy = keep_the_machine_busy(&stop, Instant::now() + Duration::from_secs(40));
+        for (at, body) in batches.iter().enumerate() {
+            let ingest = Outgoing {
+                method: "POST".into(),
+                target: "/v0/admin/ingest".into(),
+                headers: vec![("authorization".into(), format!("Bearer {ADMIN_TOKEN}"))],
+                body: body.clone(),
+            };
+            let answer = worker.client().send(&ingest);
+            assert_eq!(answer.status, 200, "round {round}, batch {at}: {}", String::from_utf8_lossy(&answer.body));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        busy.into_iter().for_each(|thread| thread.join().expect("a busy loop"));
+
+        let started = Instant::now();
+        let status = reader.get(&url).call().map(|answer| answer.status().as_u16());
+        let took = started.elapsed();
+        assert!(
+            matches!(status, Ok(200)) && took < READ_BOUND,
+            "round {round}: the read after the bulk ingest answered {status:?} after {took:?} (bound {READ_BOUND:?})"
+        );
     }
 }
