@@ -45,12 +45,15 @@
 //! default names, is spelled by [`respell`] ([`crate::openapi`]). `respell` is the one
 //! rule for such text: every `Platform` is the configured root, every `Coin` the
 //! configured currency word as written (`Amulet`), every `coin` that word in lower case
-//! (`amulet`), wherever it stands, inside a longer word too (`listCoinPriceVotes`,
+//! (`amulet`), every `platform` the root in lower case (package names such as
+//! `platform-coin` become `splice-amulet`), wherever it stands, inside a longer word too (`listCoinPriceVotes`,
 //! `ListCoinPriceVotesResponse`, `coin_price_votes` become `listAmuletPriceVotes`,
 //! `ListAmuletPriceVotesResponse`, `amulet_price_votes`). Upper-case `COIN` is left
 //! alone: it only stands in the configuration variable's name,
 //! `LEDGER_NODE_NAMES_COIN`. So a text written with the default names says `Coin`,
-//! `coin` or `Platform` only where it means the configured names.
+//! `coin`, `Platform` or `platform` only where it means the configured names. The demo
+//! generator of the native host spells the identifiers of its history with the same
+//! rule.
 
 use alloc::borrow::Cow;
 use alloc::format;
@@ -131,19 +134,23 @@ impl ApiNames {
 }
 
 /// `text`, written with the default names, spelled with `names` (module docs): every
-/// `Platform` becomes `names.root`, every `Coin` `names.coin`, every `coin` the lower
-/// case of `names.coin`, in one pass (a replacement is never replaced again). Borrowed
+/// `Platform` becomes `names.root`, every `platform` its lower case, every `Coin`
+/// `names.coin`, every `coin` the lower case of `names.coin`, in one pass (a replacement is never replaced again). Borrowed
 /// when `names` spell the defaults.
 pub fn respell<'t>(text: &'t str, names: &Names) -> Cow<'t, str> {
     if names.root == DEFAULT_ROOT && names.coin == DEFAULT_COIN {
         return Cow::Borrowed(text);
     }
-    let lower = names.coin.to_ascii_lowercase();
-    let words: [(&str, &str); 3] =
-        [(DEFAULT_ROOT, &names.root), (DEFAULT_COIN, &names.coin), (DEFAULT_LOWER_COIN, &lower)];
+    let (lower_root, lower_coin) = (names.root.to_ascii_lowercase(), names.coin.to_ascii_lowercase());
+    let words: [(&str, &str); 4] = [
+        (DEFAULT_ROOT, &names.root),
+        (DEFAULT_LOWER_ROOT, &lower_root),
+        (DEFAULT_COIN, &names.coin),
+        (DEFAULT_LOWER_COIN, &lower_coin),
+    ];
     let mut out = String::with_capacity(text.len() + text.len() / 16);
     let mut rest = text;
-    while let Some(at) = rest.find(['P', 'C', 'c']) {
+    while let Some(at) = rest.find(['P', 'p', 'C', 'c']) {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
         match words.iter().find(|(default, _)| rest.starts_with(default)) {
@@ -163,6 +170,8 @@ pub fn respell<'t>(text: &'t str, names: &Names) -> Cow<'t, str> {
 
 /// The default currency word in lower case.
 const DEFAULT_LOWER_COIN: &str = "coin";
+/// The default module root in lower case.
+const DEFAULT_LOWER_ROOT: &str = "platform";
 
 /// What follows the currency word in the price votes path segment.
 const PRICE_SUFFIX: &str = "-price";
@@ -236,6 +245,7 @@ mod tests {
         assert_eq!(respell("Platform.Coin coin", &nested), "CoinPlatform.Platformcoin platformcoin");
         // Non-ASCII text passes through whole.
         assert_eq!(respell("Ünïcode coin €", &amulet), "Ünïcode amulet €");
+        assert_eq!(respell("platform-coin", &amulet), "splice-amulet");
     }
 
     #[test]

@@ -6,8 +6,7 @@ node configured with the network's names serves it, run against the native node.
 
 1. starts `target/debug/ledger-node serve --memory` (or `LEDGER_NODE_BIN`) on a free
    port with `LEDGER_NODE_NAMES_ROOT=Splice` and `LEDGER_NODE_NAMES_COIN=Amulet`, and
-   ingests the demo history (`ledger-node demo`), its template names spelled the same
-   way (`Platform.` as `Splice.`, `Coin` as `Amulet`);
+   ingests the demo history that `ledger-node demo` writes under the same names;
 2. reads `GET /api/scan/openapi.json`, checks it with `openapi-spec-validator`, and
    generates pydantic models from it with `datamodel-code-generator`, strict: unknown
    fields are an error (`extra="forbid"`), no field is coerced (strict types), and an
@@ -52,14 +51,17 @@ UPDATES = 1000  # the first history length with a hard migration and its import 
 PAGE = 200
 
 
+def network_names() -> dict[str, str]:
+    """The environment with the network's names configured."""
+    env = dict(os.environ)
+    env.update(LEDGER_NODE_NAMES_ROOT="Splice", LEDGER_NODE_NAMES_COIN="Amulet")
+    return env
+
+
 def start_node() -> tuple[subprocess.Popen, str]:
     """Starts the native node under the network's names; returns it and its URL."""
-    env = dict(os.environ)
-    env.update(
-        LEDGER_NODE_ADMIN_TOKEN=ADMIN_TOKEN,
-        LEDGER_NODE_NAMES_ROOT="Splice",
-        LEDGER_NODE_NAMES_COIN="Amulet",
-    )
+    env = network_names()
+    env.update(LEDGER_NODE_ADMIN_TOKEN=ADMIN_TOKEN)
     node = subprocess.Popen(
         [BINARY, "serve", "--memory", "--listen", "127.0.0.1:0", "--tick-seconds", "0"],
         env=env,
@@ -78,14 +80,14 @@ def start_node() -> tuple[subprocess.Popen, str]:
 
 
 def demo_history() -> str:
-    """The demo history, spelled with the network's names."""
-    ndjson = subprocess.run(
+    """The demo history, spelled with the network's names by `ledger-node demo`."""
+    return subprocess.run(
         [BINARY, "demo", "--updates", str(UPDATES), "--seed", "1"],
+        env=network_names(),
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    return ndjson.replace("Platform.", "Splice.").replace("Coin", "Amulet")
 
 
 class Client:

@@ -419,7 +419,7 @@ fn node_with_history(updates: u64) -> std::sync::Arc<ledger_node::host::Node> {
     let node = Node::new(&host::engine().expect("an engine"), Backend::memory(), Options { config, fixed_clock: None })
         .expect("a node");
     let mut history = Vec::new();
-    let options = ledger_node::demo::Options { updates, seed: 1 };
+    let options = ledger_node::demo::Options::new(updates, 1);
     ledger_node::demo::write(&options, &mut history).expect("generating a demo history");
     ledger_node::ingest::run(&node, "secret", &history[..], &mut ledger_node::ingest::Quiet).expect("ingesting");
     std::sync::Arc::new(node)

@@ -9,10 +9,10 @@
 //!   kept), and package names;
 //! - choice names, record labels, and variant and enum constructors.
 //!
-//! In each identifier `Platform` becomes the root and `platform` its lower case, `Coin`
-//! the currency word and `coin` its lower case, read left to right in one pass (so a
-//! replacement is never replaced again). With `Splice` and `Amulet`, the demo's
-//! `Platform.CoinRules:CoinRules`, `CoinRules_Transfer`, `lockedCoin` and
+//! Each identifier is spelled by the core's one rule for text written with the default
+//! names, [`respell`] (`Platform`, `platform`, `Coin` and `coin` become the root, its lower
+//! case, the currency word and its lower case, in one pass). With `Splice` and `Amulet`,
+//! the demo's `Platform.CoinRules:CoinRules`, `CoinRules_Transfer`, `lockedCoin` and
 //! `platform-coin` become `Splice.AmuletRules:AmuletRules`, `AmuletRules_Transfer`,
 //! `lockedAmulet` and `splice-amulet`: exactly the names the node derives its state from
 //! ([`ledger_node_core::names::TemplateNames`]).
@@ -21,50 +21,26 @@
 //! the created-event blobs (which a textual rewrite of the output would corrupt).
 
 use ledger_node_core::config::Names;
+use ledger_node_core::names::respell;
 use ledger_node_core::update::{CreatedEvent, Event, ReassignmentEvent, TemplateId, Update};
 use ledger_node_core::value::{Record, Value};
-
-/// The four words the demo's identifiers are written with.
-const DEFAULT_WORDS: [&str; 4] = ["Platform", "platform", "Coin", "coin"];
 
 /// How the demo's identifiers are spelled under names other than the defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Spelling {
-    /// The replacements of [`DEFAULT_WORDS`], in their order.
-    words: [String; 4],
+    names: Names,
 }
 
 impl Spelling {
     /// The spelling for `names`; `None` for the default names, under which the demo is
     /// written as it is.
     pub(super) fn new(names: &Names) -> Option<Self> {
-        let default = ledger_node_core::Config::default().names;
-        (*names != default).then(|| Spelling {
-            words: [
-                names.root.clone(),
-                names.root.to_ascii_lowercase(),
-                names.coin.clone(),
-                names.coin.to_ascii_lowercase(),
-            ],
-        })
+        (*names != ledger_node_core::Config::default().names).then(|| Spelling { names: names.clone() })
     }
 
-    /// `identifier` with each default word replaced, left to right.
+    /// `identifier` spelled by the names.
     fn word(&self, identifier: &str) -> String {
-        let mut spelled = String::with_capacity(identifier.len() + 8);
-        let mut rest = identifier;
-        'next: while let Some(c) = rest.chars().next() {
-            for (default, word) in DEFAULT_WORDS.iter().zip(&self.words) {
-                if let Some(after) = rest.strip_prefix(default) {
-                    spelled.push_str(word);
-                    rest = after;
-                    continue 'next;
-                }
-            }
-            spelled.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-        spelled
+        respell(identifier, &self.names).into_owned()
     }
 
     fn respell(&self, identifier: &mut String) {

@@ -378,7 +378,7 @@ fn keep_the_machine_busy(
 pub fn a_read_after_a_bulk_ingest_is_not_held() {
     let mut worker = WorkerTarget::start();
     let mut history = Vec::new();
-    ledger_node::demo::write(&ledger_node::demo::Options { updates: BULK_HISTORY_UPDATES, seed: 50 }, &mut history)
+    ledger_node::demo::write(&ledger_node::demo::Options::new(BULK_HISTORY_UPDATES, 50), &mut history)
         .expect("a demo history");
     let lines: Vec<&[u8]> = history.split(|b| *b == b'\n').filter(|line| !line.is_empty()).collect();
     let update_id = |line: &[u8]| -> Option<String> {
