@@ -78,6 +78,30 @@ fn a_sqlite_store_of_an_earlier_build_is_refused_with_advice() {
     assert_eq!(std::fs::read(&db).expect("the file"), file, "the file is left as it was");
 }
 
+/// What each command that opens a store (`ingest` of `history`, `follow`, `serve`) wrote
+/// to stderr when it ran over the store at `db`, once it has failed: a store it refuses.
+fn refusals(db: &std::path::Path, history: &std::path::Path) -> Vec<(&'static [&'static str], String)> {
+    let commands: [&'static [&'static str]; 3] = [
+        &["ingest"],
+        &["follow", "--once", "--upstream", "http://127.0.0.1:9"],
+        &["serve", "--listen", "127.0.0.1:0", "--tick-seconds", "0"],
+    ];
+    commands
+        .into_iter()
+        .map(|args| {
+            let mut command = ledger_node();
+            command.args(args).arg("--db").arg(db);
+            if args == ["ingest"] {
+                command.arg(history);
+            }
+            let output = finished(&mut command);
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            assert!(!output.status.success(), "{args:?}: {stderr}");
+            (args, stderr)
+        })
+        .collect()
+}
+
 /// Runs `command` to its end, killing it after a minute (a `serve` that did not refuse
 /// its store would serve on).
 fn finished(command: &mut Command) -> std::process::Output {
@@ -127,20 +151,7 @@ fn a_new_store_gets_the_layout_version_and_one_of_another_layout_is_refused_by_e
     let unversioned = dir.path().join("unversioned.store");
     put(&unversioned, &ledger_node_core::keys::Key::new(ledger_node_core::keys::GENERATION).i64(1).into_bytes(), b"");
     for (db, names) in [(&other, "layout version 999"), (&unversioned, "without a layout version")] {
-        let commands: [&[&str]; 3] = [
-            &["ingest"],
-            &["follow", "--once", "--upstream", "http://127.0.0.1:9"],
-            &["serve", "--listen", "127.0.0.1:0", "--tick-seconds", "0"],
-        ];
-        for args in commands {
-            let mut command = ledger_node();
-            command.args(args).arg("--db").arg(db);
-            if args == ["ingest"] {
-                command.arg(&history);
-            }
-            let output = finished(&mut command);
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            assert!(!output.status.success(), "{args:?}: {stderr}");
+        for (args, stderr) in refusals(db, &history) {
             assert!(
                 stderr.contains(names)
                     && stderr.contains(&format!("this build reads layout version {} only", layout::VERSION))
@@ -178,16 +189,7 @@ fn a_store_ingested_under_the_networks_names_is_refused_under_others_naming_both
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
 
     // Under the default names, every command refuses the store and names both spellings.
-    let commands: [&[&str]; 2] = [&["ingest"], &["serve", "--listen", "127.0.0.1:0", "--tick-seconds", "0"]];
-    for args in commands {
-        let mut command = ledger_node();
-        command.args(args).arg("--db").arg(&db);
-        if args == ["ingest"] {
-            command.arg(&history);
-        }
-        let output = finished(&mut command);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success(), "{args:?}: {stderr}");
+    for (args, stderr) in refusals(&db, &history) {
         assert!(
             stderr.contains("ingested under the names root=Splice coin=Amulet")
                 && stderr.contains("configured with root=Platform coin=Coin"),
