@@ -1,6 +1,6 @@
 //! Translation between the WIT records and the core's types; nothing else.
 
-use ledger_node_core::store::{Entry, Op, Scan, WriteError};
+use ledger_node_core::storage::store::{Entry, Op, Scan, WriteError};
 use ledger_node_core::{Body, Method};
 
 use crate::bindings::exports::ledger::node::handler;
@@ -46,6 +46,8 @@ pub fn op(op: &Op) -> wit::Op<'_> {
 pub fn write_error(error: wit::WriteError) -> WriteError {
     match error {
         wit::WriteError::PreconditionFailed(key) => WriteError::PreconditionFailed { key },
-        wit::WriteError::Backend(message) => WriteError::Store(ledger_node_core::store::StoreError::new(message)),
+        wit::WriteError::Backend(message) => {
+            WriteError::Store(ledger_node_core::storage::store::StoreError::new(message))
+        }
     }
 }

@@ -7,10 +7,10 @@
 //! import, with the configuration the instance read from its environment variables on
 //! its first call ([`config`]).
 //!
-//! `tick` runs the scheduled jobs ([`ledger_node_core::wallet::tick`]) the same way.
+//! `tick` runs the scheduled jobs ([`ledger_node_core::state::wallet::outcome::tick`]) the same way.
 //!
 //! The store import is synchronous, so the core's future is complete when first
-//! polled, and [`ledger_node_core::exec::block_on`] drives it.
+//! polled, and [`ledger_node_core::storage::exec::block_on`] drives it.
 //!
 //! Built with `cargo build -p ledger-node-component --target wasm32-wasip2`; a `cdylib`
 //! for that target is already a component.
@@ -23,8 +23,9 @@ mod store;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ledger_node_core::time::Timestamp;
-use ledger_node_core::{Config, Env, Error, Method, exec};
+use ledger_node_core::model::time::Timestamp;
+use ledger_node_core::storage::exec;
+use ledger_node_core::{Config, Env, Error, Method};
 
 use bindings::exports::ledger::node::handler::{Guest, Request, Response, TickReport};
 use store::WitStore;
@@ -60,7 +61,7 @@ impl Guest for Node {
     fn tick() -> Result<TickReport, String> {
         let (config, now, entropy) = environment().map_err(|e| e.to_string())?;
         let env = Env { now, entropy, config };
-        match exec::block_on(ledger_node_core::wallet::tick(&env, &WitStore)) {
+        match exec::block_on(ledger_node_core::state::wallet::outcome::tick(&env, &WitStore)) {
             Ok(report) => Ok(TickReport { expired_requests: report.expired_requests, skipped: report.skipped }),
             Err(Error::Store(e)) => Err(format!("store: {e}")),
             Err(e) => Err(e.to_string()),

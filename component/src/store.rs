@@ -1,6 +1,6 @@
 //! The core's storage port over the component's `store` import.
 
-use ledger_node_core::store::{Entry, Scan, Store, StoreError, WriteBatch, WriteError};
+use ledger_node_core::storage::store::{Entry, Scan, Store, StoreError, WriteBatch, WriteError};
 
 use crate::bindings::ledger::node::store as wit;
 use crate::convert;

@@ -3,7 +3,7 @@
 //! A batch is newline-delimited JSON, one record per line, each an object with exactly
 //! one key naming its kind. Blank lines are skipped but counted, so every error names
 //! the 1-based line it is about. A batch is applied whole or not at all. Every id of
-//! every record kind is at most [`MAX_ID_BYTES`](crate::ids::MAX_ID_BYTES) bytes; a
+//! every record kind is at most [`MAX_ID_BYTES`](crate::model::ids::MAX_ID_BYTES) bytes; a
 //! longer one is a 400 naming the line and the field, whichever parser reads the line.
 //!
 //! Applying a batch: every record is parsed (and every update rendered for storage)
@@ -11,7 +11,7 @@
 //! projection's, are fetched in one round trip; then each record is applied in line
 //! order to one [`Stage`]. An update goes to the ledger ([`ledger::apply_update`]),
 //! and, if it is new, to every projection of [`projections`]; a network record
-//! replaces the state it names ([`crate::network`]). The stage is committed by
+//! replaces the state it names ([`crate::state::network`]). The stage is committed by
 //! [`commit::guarded`], prepared again if another write committed in between.
 
 use alloc::format;
@@ -19,20 +19,20 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-use crate::commit;
-use crate::config::Config;
-use crate::error::Error;
-use crate::json::Json;
-use crate::ledger::{self, Outcome, StoredUpdate};
-use crate::names::TemplateNames;
-use crate::network::{self, Backfill, KnownSynchronizers, RollForwardLsu, Topology, WalletUser};
-use crate::projection::Projection;
-use crate::stage::Stage;
+use crate::model::config::Config;
+use crate::model::error::Error;
+use crate::model::json::Json;
+use crate::model::names::TemplateNames;
+use crate::model::update::Update;
+use crate::model::value::PathError;
+use crate::state::ledger::{self, Outcome, StoredUpdate};
+use crate::state::network::{self, Backfill, KnownSynchronizers, RollForwardLsu, Topology, WalletUser};
+use crate::state::projection::Projection;
+use crate::state::wallet::outcome::LedgerOutcomes;
 use crate::state::{Migrations, PriceVotes, Rounds};
-use crate::store::Store;
-use crate::update::Update;
-use crate::value::PathError;
-use crate::wallet::outcome::LedgerOutcomes;
+use crate::storage::commit;
+use crate::storage::stage::Stage;
+use crate::storage::store::Store;
 
 /// The kinds of ingest record.
 const KINDS: [&str; 5] = ["update", "topology", "backfill", "roll_forward_lsu", "wallet_user"];
@@ -160,7 +160,7 @@ impl Record {
 /// happens here, before the store is first touched.
 ///
 /// An update line goes straight from bytes to the typed update
-/// ([`update::fast`](crate::update::fast)) when it is well formed; any other line, and
+/// ([`update::fast`](crate::model::update::fast)) when it is well formed; any other line, and
 /// an update line that path does not take, is parsed into a JSON document and read by
 /// the strict parsers, which name what is wrong. Each line goes from bytes to its typed
 /// record before the next is read, so a JSON document is dropped while it is still in
@@ -168,7 +168,7 @@ impl Record {
 fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
     raw_lines(body)
         .map(|(number, raw)| {
-            if let Some(update) = crate::update::fast::update_line(raw) {
+            if let Some(update) = crate::model::update::fast::update_line(raw) {
                 return Ok((number, Record::update(update)?));
             }
             let line = parse_line(number, raw)?;
@@ -319,8 +319,8 @@ mod tests {
 
     #[test]
     fn an_empty_batch_applies_nothing() {
-        let store = crate::store::MemoryStore::new();
-        let summary = crate::exec::block_on(ingest(b"", &store, &Config::default())).unwrap();
+        let store = crate::storage::store::MemoryStore::new();
+        let summary = crate::storage::exec::block_on(ingest(b"", &store, &Config::default())).unwrap();
         assert_eq!(summary, Summary::default());
         assert_eq!(
             serde_json::to_string(&summary).unwrap(),

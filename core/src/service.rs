@@ -4,24 +4,25 @@
 //! configuration) and a [`Store`]. It checks, in order: routing (404, 405), body size
 //! (413), authentication (401, 403), then parses and serves.
 
-use crate::admin;
-use crate::config::DEFAULT_COIN;
-use crate::env::Env;
-use crate::error::Error;
-use crate::export;
-use crate::health;
-use crate::history;
-use crate::http::{Body, Method, Request, Response};
+use crate::api::admin;
+use crate::api::export;
+use crate::api::health;
+use crate::api::history;
+use crate::api::hosting;
+use crate::api::http::{Body, Method, Request, Response};
+use crate::api::openapi;
+use crate::api::registry;
+use crate::api::route::{Route, RouteError};
+use crate::api::version;
+use crate::api::wallet;
 use crate::ingest;
-use crate::ledger;
-use crate::names::ApiNames;
-use crate::openapi;
-use crate::registry;
-use crate::route::{Route, RouteError};
+use crate::model::config::DEFAULT_COIN;
+use crate::model::env::Env;
+use crate::model::error::Error;
+use crate::model::names::ApiNames;
 use crate::state;
-use crate::store::Store;
-use crate::version;
-use crate::wallet;
+use crate::state::ledger;
+use crate::storage::store::Store;
 
 /// Largest request body of the ingest endpoint: 64 MiB.
 pub const INGEST_BODY_LIMIT: usize = 64 * 1024 * 1024;
@@ -87,13 +88,9 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::SnapshotTimestampAfter => state::snapshots::after(store, env.config, &request.query).await,
         Route::ClosedRounds => state::rounds::closed(store).await,
         Route::CoinPriceVotes => state::votes::latest(store, &ApiNames::new(&env.config.names).price_votes_field).await,
-        Route::PartyParticipant { domain_id, party_id } => {
-            state::hosting::participant(store, domain_id, party_id).await
-        }
-        Route::PartyParticipants { domain_id, party_id } => {
-            state::hosting::participants(store, domain_id, party_id).await
-        }
-        Route::RollForwardLsu => state::hosting::roll_forward(store).await,
+        Route::PartyParticipant { domain_id, party_id } => hosting::participant(store, domain_id, party_id).await,
+        Route::PartyParticipants { domain_id, party_id } => hosting::participants(store, domain_id, party_id).await,
+        Route::RollForwardLsu => hosting::roll_forward(store).await,
         Route::AdminIngest => {
             admin::authorize(request, env.config)?;
             Ok(Response::ok(&ingest::ingest(body, store, env.config).await?))
@@ -102,7 +99,7 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::BuyTrafficStatus { tracking_id } => wallet::status(request, tracking_id, env, store).await,
         Route::AdminTick => {
             admin::authorize(request, env.config)?;
-            let report = wallet::tick(env, store).await?;
+            let report = state::wallet::outcome::tick(env, store).await?;
             Ok(Response::ok(&report).with_log_lines(&report.skipped))
         }
         Route::AdminBuyTrafficRequests => {
@@ -133,10 +130,10 @@ mod tests {
     use alloc::string::String;
 
     use super::*;
-    use crate::config::{Config, Names};
-    use crate::exec::block_on;
-    use crate::store::MemoryStore;
-    use crate::time::Timestamp;
+    use crate::model::config::{Config, Names};
+    use crate::model::time::Timestamp;
+    use crate::storage::exec::block_on;
+    use crate::storage::store::MemoryStore;
 
     /// A node of the network whose coin is `Amulet`.
     fn amulet() -> Config {

@@ -3,7 +3,7 @@
 //! serves anything.
 
 use ledger_node_core::Config;
-use ledger_node_core::config::NAMES;
+use ledger_node_core::model::config::NAMES;
 
 /// The configuration variables set in this process's environment, checked.
 pub fn from_environment() -> anyhow::Result<Vec<(String, String)>> {

@@ -38,7 +38,7 @@
 //!    `roll_forward_lsu` record planning an upgrade of the global synchronizer a day
 //!    after the history ends.
 //!
-//! Every kind of ledger value ([`ledger_node_core::value`]) appears in payloads, choice
+//! Every kind of ledger value ([`ledger_node_core::model::value`]) appears in payloads, choice
 //! arguments or exercise results; created events carry a base64 `created_event_blob`.
 //! Template ids are `<package-id>:<Module.Path>:<Entity>`, spelled by the configured
 //! names ([`Options::names`]): the simulation is written with the defaults, and every
@@ -49,11 +49,11 @@
 //!
 //! The demo has no model of its own: it builds the core's types and writes them with
 //! the core's writers, so what it writes is exactly what the node parses. Each update is
-//! an [`Update`](ledger_node_core::update::Update) (a transaction of created and
-//! exercised events, or a reassignment) holding [`Value`](ledger_node_core::value::Value)s,
-//! written by [`Update::ingest_text`](ledger_node_core::update::Update::ingest_text)
+//! an [`Update`](ledger_node_core::model::update::Update) (a transaction of created and
+//! exercised events, or a reassignment) holding [`Value`](ledger_node_core::model::value::Value)s,
+//! written by [`Update::ingest_text`](ledger_node_core::model::update::Update::ingest_text)
 //! inside `{"update": ...}`: the canonical ingest form, which parses back to the same
-//! update. The other records are the core's [`network`](ledger_node_core::network)
+//! update. The other records are the core's [`network`](ledger_node_core::state::network)
 //! records (`Topology`, `WalletUser`, `Backfill`, `RollForwardLsu`), written as the JSON
 //! objects their ingest records hold. What is the demo's own is the simulation: who
 //! creates and exercises what, when, with which seeded choice.
@@ -80,7 +80,7 @@ mod tests;
 use std::io::{self, Write};
 
 use history::History;
-use ledger_node_core::config::Names;
+use ledger_node_core::model::config::Names;
 
 /// Number of `update` records when `--updates` is not given.
 pub const DEFAULT_UPDATES: u64 = 1_000;

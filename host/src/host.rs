@@ -156,7 +156,7 @@ impl wit::Host for State {
     fn scan(&mut self, range: wit::ScanRange) -> Result<Vec<wit::Entry>, String> {
         self.calls.scan += 1;
         self.take_turn()?;
-        let scan = ledger_node_core::store::Scan {
+        let scan = ledger_node_core::storage::store::Scan {
             start: range.start,
             end: range.end,
             limit: range.limit,
@@ -189,7 +189,7 @@ impl wit::Host for State {
 impl State {
     /// Applies `ops` to the backend, with the errors the store import reports.
     fn write_ops(&self, ops: &[crate::backend::OpRef<'_>]) -> Result<(), wit::WriteError> {
-        use ledger_node_core::store::WriteError;
+        use ledger_node_core::storage::store::WriteError;
         self.backend.write_ops(ops).map_err(|e| match e {
             WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
             WriteError::Store(e) => wit::WriteError::Backend(e.to_string()),

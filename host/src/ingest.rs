@@ -372,7 +372,7 @@ mod tests {
     }
 
     fn node() -> Node {
-        let config = vec![(ledger_node_core::config::ADMIN_TOKEN.to_owned(), TOKEN.to_owned())];
+        let config = vec![(ledger_node_core::model::config::ADMIN_TOKEN.to_owned(), TOKEN.to_owned())];
         Node::new(&host::engine().expect("an engine"), Backend::memory(), Options { config, fixed_clock: None })
             .expect("a node")
     }

@@ -166,7 +166,7 @@ fn serve(
 ) -> anyhow::Result<()> {
     let vars = config::from_environment()?;
     let admin_token =
-        vars.iter().find(|(name, _)| name == ledger_node_core::config::ADMIN_TOKEN).map(|(_, v)| v.clone());
+        vars.iter().find(|(name, _)| name == ledger_node_core::model::config::ADMIN_TOKEN).map(|(_, v)| v.clone());
     let upstream = match &following {
         Some((url, _)) => {
             let token = std::env::var(ledger_node_core::follow::UPSTREAM_TOKEN).ok().filter(|t| !t.is_empty());
@@ -187,7 +187,7 @@ fn serve(
         let Some(token) = admin_token.filter(|t| !t.is_empty()) else {
             anyhow::bail!(
                 "serve --upstream applies the upstream's pages through this node's admin ingest: set {}",
-                ledger_node_core::config::ADMIN_TOKEN
+                ledger_node_core::model::config::ADMIN_TOKEN
             );
         };
         let local = follow::Local::new(Arc::clone(&node), token);
@@ -229,8 +229,8 @@ fn operator_node(command: &str, db: &std::path::Path) -> anyhow::Result<(Node, S
         std::process::id() as u64
             ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos() as u64
     );
-    vars.retain(|(name, _)| name != ledger_node_core::config::ADMIN_TOKEN);
-    vars.push((ledger_node_core::config::ADMIN_TOKEN.to_owned(), token.clone()));
+    vars.retain(|(name, _)| name != ledger_node_core::model::config::ADMIN_TOKEN);
+    vars.push((ledger_node_core::model::config::ADMIN_TOKEN.to_owned(), token.clone()));
     let backend = Backend::open_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
     let backend = check_layout(backend, db.display(), &vars)?;
     Ok((Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?, token))
@@ -242,7 +242,7 @@ fn operator_node(command: &str, db: &std::path::Path) -> anyhow::Result<(Node, S
 /// under other names stops the command with the core's message, which says what to do.
 fn check_layout(backend: Backend, what: impl std::fmt::Display, vars: &[(String, String)]) -> anyhow::Result<Backend> {
     let names = configured_names(vars)?;
-    ledger_node_core::exec::block_on(ledger_node_core::layout::check(&backend, &names))
+    ledger_node_core::storage::exec::block_on(ledger_node_core::storage::layout::check(&backend, &names))
         .map_err(|refused| anyhow::anyhow!("{what}: {refused}"))?;
     Ok(backend)
 }
@@ -317,10 +317,12 @@ fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> an
 
 /// The names the configuration `vars` spells templates with (`LEDGER_NODE_NAMES_*`),
 /// read by the core's parser of the configuration, which refuses a bad value by name.
-fn configured_names(vars: &[(String, String)]) -> anyhow::Result<ledger_node_core::config::Names> {
-    ledger_node_core::config::Config::from_pairs(vars.iter().map(|(name, value)| (name.as_str(), value.as_str())))
-        .map(|config| config.names)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+fn configured_names(vars: &[(String, String)]) -> anyhow::Result<ledger_node_core::model::config::Names> {
+    ledger_node_core::model::config::Config::from_pairs(
+        vars.iter().map(|(name, value)| (name.as_str(), value.as_str())),
+    )
+    .map(|config| config.names)
+    .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn demo(updates: u64, seed: u64) -> anyhow::Result<()> {

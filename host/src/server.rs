@@ -19,7 +19,7 @@
 //!   before the request takes an instance; a request with a body runs the component
 //!   on the blocking thread pool, never on the threads that accept and read
 //!   connections, in the slots of its route's class (the core's
-//!   [`ledger_node_core::route::Class`]): pages and batches (the history stream, the
+//!   [`ledger_node_core::api::route::Class`]): pages and batches (the history stream, the
 //!   backfilling pages, ingest, the exports) and everything else (the wallet, the
 //!   registry) each have [`Limits::concurrent_calls`] slots of their own, so a flood
 //!   of pages never makes a wallet request wait for a slot. A GET without a body, a
@@ -47,7 +47,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ledger_node_core::route::Class;
+use ledger_node_core::api::route::Class;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 

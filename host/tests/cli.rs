@@ -4,7 +4,7 @@ use std::process::{Command, Stdio};
 
 fn ledger_node() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
-    for name in ledger_node_core::config::NAMES {
+    for name in ledger_node_core::model::config::NAMES {
         command.env_remove(name);
     }
     command
@@ -122,14 +122,14 @@ fn finished(command: &mut Command) -> std::process::Output {
 /// Writes `key` = `value` into the store at `db`, as the library opens it.
 fn put(db: &std::path::Path, key: &[u8], value: &[u8]) {
     let store = ledger_node::backend::Backend::open(db).expect("opening the store");
-    let mut batch = ledger_node_core::store::WriteBatch::new();
+    let mut batch = ledger_node_core::storage::store::WriteBatch::new();
     batch.put(key.to_vec(), value.to_vec());
     store.write(&batch).expect("writing");
 }
 
 #[test]
 fn a_new_store_gets_the_layout_version_and_one_of_another_layout_is_refused_by_every_command() {
-    use ledger_node_core::layout;
+    use ledger_node_core::storage::layout;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let history = dir.path().join("history.ndjson");
     std::fs::write(&history, "{\"wallet_user\":{\"user_id\":\"u\",\"party_id\":\"p\"}}\n")
@@ -149,7 +149,11 @@ fn a_new_store_gets_the_layout_version_and_one_of_another_layout_is_refused_by_e
     let other = dir.path().join("other.store");
     put(&other, layout::KEY, b"999");
     let unversioned = dir.path().join("unversioned.store");
-    put(&unversioned, &ledger_node_core::keys::Key::new(ledger_node_core::keys::GENERATION).i64(1).into_bytes(), b"");
+    put(
+        &unversioned,
+        &ledger_node_core::storage::keys::Key::new(ledger_node_core::storage::keys::GENERATION).i64(1).into_bytes(),
+        b"",
+    );
     for (db, names) in [(&other, "layout version 999"), (&unversioned, "without a layout version")] {
         for (args, stderr) in refusals(db, &history) {
             assert!(

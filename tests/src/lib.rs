@@ -58,7 +58,7 @@ pub fn binary() -> PathBuf {
 /// environment inherited: a test sets the ones it means.
 pub fn ledger_node() -> Command {
     let mut command = Command::new(binary());
-    for name in ledger_node_core::config::NAMES {
+    for name in ledger_node_core::model::config::NAMES {
         command.env_remove(name);
     }
     command.env_remove(ledger_node_core::follow::UPSTREAM_TOKEN);

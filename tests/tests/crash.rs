@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ledger_node::backend::Backend;
-use ledger_node_core::store::Scan;
+use ledger_node_core::storage::store::Scan;
 use ledger_node_tests::ledger_node;
 
 fn ingest(db: &Path, history: &Path) -> Command {

@@ -74,7 +74,7 @@ fn serve_answers_version_and_admin_requests_over_http() {
         serde_json::from_slice(&response.body_mut().read_to_vec().expect("a body")).expect("JSON");
     assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
     let commit_ts = body["commit_ts"].as_str().expect("commit_ts is a string");
-    assert!(ledger_node_core::time::Timestamp::parse(commit_ts).is_ok(), "{commit_ts}");
+    assert!(ledger_node_core::model::time::Timestamp::parse(commit_ts).is_ok(), "{commit_ts}");
 
     let ingest = format!("{}/v0/admin/ingest", server.base);
     assert_eq!(agent().post(&ingest).send("").expect("POST").status(), 401);

@@ -1,7 +1,7 @@
 //! The worker's [`Store`]: D1 for the node's state, R2 for update bodies, and a cache
 //! of the bodies in front of R2.
 //!
-//! Update bodies (keys of table `U`, [`ledger_node_core::keys`]) never change once
+//! Update bodies (keys of table `U`, [`ledger_node_core::storage::keys`]) never change once
 //! written: ingesting different content under a held update id is a 409 that writes
 //! nothing. Only a reset (`POST /v0/admin/reset`, which deletes every key) takes them
 //! back. They are most of what the node stores, so they live in the R2 bucket bound as
@@ -16,7 +16,7 @@
 //!    `body/<generation>/<key>`; a body read from R2 is put there after the response
 //!    ([`CachedStore::flush_to_kv`]). Without the binding this tier is skipped;
 //! 3. R2, under `bodies/<generation>/<key>`, together with (in the same moment, one
-//!    round trip) the update's hash in D1 (`H update_id`, [`ledger_node_core::ledger`]):
+//!    round trip) the update's hash in D1 (`H update_id`, [`ledger_node_core::state::ledger`]):
 //!    a body is served only while D1 holds its update, so an object that a failed ingest
 //!    left behind is never read.
 //!
@@ -64,10 +64,10 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use futures_util::future::{join, join_all};
-use ledger_node_core::keys;
-use ledger_node_core::ledger::updates::hash_key;
-use ledger_node_core::store::{Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError, prefix_end};
-use ledger_node_core::time::Timestamp;
+use ledger_node_core::model::time::Timestamp;
+use ledger_node_core::state::ledger::updates::hash_key;
+use ledger_node_core::storage::keys;
+use ledger_node_core::storage::store::{Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError, prefix_end};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::kv::KvStore;

@@ -39,7 +39,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use js_sys::Uint8Array;
-use ledger_node_core::store::{self, Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError};
+use ledger_node_core::storage::store::{self, Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result};
@@ -435,7 +435,8 @@ mod tests {
 
     #[test]
     fn writes_store_keys_shorter_and_ranges_into_part_of_a_hashed_table_are_refused() {
-        let contract = ledger_node_core::keys::Key::new(ledger_node_core::keys::CONTRACT).str("c").into_bytes();
+        let contract =
+            ledger_node_core::storage::keys::Key::new(ledger_node_core::storage::keys::CONTRACT).str("c").into_bytes();
         let mut batch = WriteBatch::new();
         batch.put(contract.clone(), b"{}".to_vec()).delete(contract.clone());
         let params: Vec<Vec<u8>> =

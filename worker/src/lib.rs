@@ -4,7 +4,7 @@
 //! the binding while the D1 database `DB` or the R2 bucket `BODIES` is not bound (the
 //! node does not run without either). Before an isolate serves its first request (or
 //! runs its first scheduled jobs), it checks the store's layout version and the names
-//! it was ingested under with the core ([`ledger_node_core::layout::check`]: an empty
+//! it was ingested under with the core ([`ledger_node_core::storage::layout::check`]: an empty
 //! store gets this build's and the configured names) and keeps the outcome for the
 //! isolate's life, so requests read nothing more for it; a store of another layout, or
 //! ingested under other names, is refused, and every request is a 503 whose error names
@@ -30,7 +30,7 @@
 //! `Router` here.
 //!
 //! The `scheduled` handler (the cron trigger of `wrangler.toml`, every minute) runs the
-//! node's scheduled jobs, [`ledger_node_core::wallet::tick`], over the same store; a
+//! node's scheduled jobs, [`ledger_node_core::state::wallet::outcome::tick`], over the same store; a
 //! record the jobs could not read is logged and skipped, so one bad record never stops
 //! the jobs of the others, nor any later run. Then, when `LEDGER_NODE_UPSTREAM_URL` is
 //! set, it follows the upstream node for a bounded run (`follow`).
@@ -97,7 +97,7 @@ mod d1;
 mod follow;
 mod r2;
 
-use ledger_node_core::time::Timestamp;
+use ledger_node_core::model::time::Timestamp;
 use ledger_node_core::{Config, Env, Error};
 use worker::{Context, Date, ScheduleContext, ScheduledEvent, console_error, console_log, event};
 
@@ -183,12 +183,12 @@ async fn run_scheduled(env: &worker::Env) {
 }
 
 /// Runs the scheduled jobs with the core.
-async fn tick(env: &worker::Env) -> Result<ledger_node_core::wallet::TickReport, Error> {
+async fn tick(env: &worker::Env) -> Result<ledger_node_core::state::wallet::outcome::TickReport, Error> {
     let config = config(env)?;
     let now = now()?;
     let store = store(env, now)?;
     let env = Env { now, entropy: entropy()?, config: &config };
-    let report = ledger_node_core::wallet::tick(&env, &store).await;
+    let report = ledger_node_core::state::wallet::outcome::tick(&env, &store).await;
     if let Some(kv_puts) = store.flush_to_kv() {
         kv_puts.await;
     }
@@ -261,16 +261,16 @@ fn missing_binding(env: &worker::Env) -> Option<String> {
 /// run once and kept in [`LAYOUT`] (a refusal for the isolate's life: the database
 /// does not change its layout under it). A store that could not be read is not an
 /// outcome: the request is a 503, and the next one checks again.
-async fn layout_refusal(store: &CachedStore, names: &ledger_node_core::config::Names) -> Option<String> {
+async fn layout_refusal(store: &CachedStore, names: &ledger_node_core::model::config::Names) -> Option<String> {
     if let Some(outcome) = LAYOUT.get() {
         return outcome.clone();
     }
-    match ledger_node_core::layout::check(store, names).await {
+    match ledger_node_core::storage::layout::check(store, names).await {
         Ok(_) => {
             let _ = LAYOUT.set(None);
             None
         }
-        Err(refused @ ledger_node_core::layout::Refused::Store(_)) => Some(refused.to_string()),
+        Err(refused @ ledger_node_core::storage::layout::Refused::Store(_)) => Some(refused.to_string()),
         Err(refused) => {
             let refused = refused.to_string();
             let _ = LAYOUT.set(Some(refused.clone()));
@@ -282,7 +282,7 @@ async fn layout_refusal(store: &CachedStore, names: &ledger_node_core::config::N
 /// The answer to every request while a binding is missing, or the store is refused: a
 /// 503 that names the problem, in the body and in the log.
 fn unbound(missing: &str) -> ledger_node_core::Response {
-    let body = ledger_node_core::error::envelope(&format!("not ready: {missing}"));
+    let body = ledger_node_core::model::error::envelope(&format!("not ready: {missing}"));
     let mut response = ledger_node_core::Response::json(503, body);
     response.log = Some(missing.to_owned());
     response

@@ -1,7 +1,7 @@
 //! Update bodies in an R2 bucket (binding `BODIES`): where the worker keeps them, out
 //! of D1.
 //!
-//! A body (a key of table `U`, [`ledger_node_core::keys`]) is one object named
+//! A body (a key of table `U`, [`ledger_node_core::storage::keys`]) is one object named
 //! `bodies/<generation>/<key>`, the key escaped as in the KV tier
 //! ([`crate::cache::escape_key`]) and the generation the body cache's
 //! ([`crate::cache`]): a reset replaces the generation, and with it every name, so the
@@ -17,7 +17,7 @@
 //! names, reads and writes objects.
 
 use futures_util::future::join_all;
-use ledger_node_core::store::StoreError;
+use ledger_node_core::storage::store::StoreError;
 use worker::Bucket;
 
 use crate::cache::escape_key;
@@ -100,7 +100,7 @@ impl BodyBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ledger_node_core::keys;
+    use ledger_node_core::storage::keys;
 
     #[test]
     fn object_names_carry_the_generation_and_the_escaped_key() {

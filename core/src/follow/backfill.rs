@@ -17,9 +17,9 @@ use serde_json::value::RawValue;
 
 use super::pages::Item;
 use super::{FollowError, Follower, Link, Side, read, to_vec};
-use crate::json::write::write_str;
-use crate::route::UpdateApi;
-use crate::time::Timestamp;
+use crate::api::route::UpdateApi;
+use crate::model::json::write::write_str;
+use crate::model::time::Timestamp;
 
 impl<U: Link, L: Link> Follower<'_, U, L> {
     /// Applies the upstream's import updates of `migration_id` after the last one held
@@ -136,7 +136,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             "migration_id": migration_id,
             "synchronizer_id": synchronizer,
             "before": before.to_string(),
-            "count": if at_or_after.is_some() { crate::history::MAX_PAGE } else { self.limits.page_size },
+            "count": if at_or_after.is_some() { crate::api::history::MAX_PAGE } else { self.limits.page_size },
         });
         if let Some(at_or_after) = at_or_after {
             body["at_or_after"] = serde_json::json!(at_or_after.to_string());
@@ -193,7 +193,7 @@ struct SynchronizerRange {
 
 /// The migration the walk back goes to after `migration_id`, the upstream's
 /// `previous_migration_id` of it: it must be an earlier one (so the walk cannot go round
-/// a cycle), and the walk takes at most [`crate::history::MAX_MIGRATIONS`] steps.
+/// a cycle), and the walk takes at most [`crate::api::history::MAX_MIGRATIONS`] steps.
 fn previous(migration_id: i64, previous: Option<i64>, walked: &mut u32) -> Result<Option<i64>, FollowError> {
     const PATH: &str = "/v0/backfilling/migration-info";
     *walked += 1;
@@ -202,10 +202,10 @@ fn previous(migration_id: i64, previous: Option<i64>, walked: &mut u32) -> Resul
             "the upstream answered POST {PATH} for migration {migration_id} with previous_migration_id {previous}, \
              which is not an earlier migration"
         ))),
-        Some(previous) if *walked >= crate::history::MAX_MIGRATIONS => Err(FollowError(format!(
+        Some(previous) if *walked >= crate::api::history::MAX_MIGRATIONS => Err(FollowError(format!(
             "the upstream answered POST {PATH} for migration {migration_id} with previous_migration_id {previous}, \
              after {walked} migrations; a node holds at most {}",
-            crate::history::MAX_MIGRATIONS
+            crate::api::history::MAX_MIGRATIONS
         ))),
         previous => Ok(previous),
     }

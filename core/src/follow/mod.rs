@@ -9,7 +9,7 @@
 //! **What comes across.** Updates come from the upstream's public history stream
 //! (`POST /v2/updates`, `protobuf_json`) and its import updates
 //! (`POST /v0/backfilling/import-updates`); what those leave out comes from the
-//! upstream's export endpoints ([`crate::export`], admin token): the created-event blobs
+//! upstream's export endpoints ([`crate::api::export`], admin token): the created-event blobs
 //! of contracts the upstream still holds active (the blobs the registry discloses; an
 //! archived contract's blob is not kept by any node), the backfill records, the
 //! roll-forward plan and party hosting. Wallet users and buy-traffic requests are each
@@ -54,10 +54,10 @@ use core::fmt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::exec::join;
-use crate::export::{HostingKey, Position, State};
-use crate::http::{Body, Method, Request, Response};
+use crate::api::export::{HostingKey, Position, State};
+use crate::api::http::{Body, Method, Request, Response};
 use crate::ingest::Summary;
+use crate::storage::exec::join;
 
 mod backfill;
 mod network;
@@ -84,7 +84,7 @@ pub trait Link {
 /// How much one call of [`sync`] does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Updates asked for in one page (1 to [`crate::history::MAX_PAGE`]).
+    /// Updates asked for in one page (1 to [`crate::api::history::MAX_PAGE`]).
     pub page_size: u32,
     /// Most pages of updates (stream and import pages) one call applies; the call then
     /// returns with [`Report::caught_up`] false and the next call goes on.
@@ -133,7 +133,7 @@ impl core::error::Error for FollowError {}
 /// Brings this node (`local`) up to date with `upstream`, within `limits`; see the
 /// module docs.
 pub async fn sync<U: Link, L: Link>(upstream: &U, local: &L, limits: &Limits) -> Result<Report, FollowError> {
-    let page_size = limits.page_size.clamp(1, crate::history::MAX_PAGE);
+    let page_size = limits.page_size.clamp(1, crate::api::history::MAX_PAGE);
     let mut follower = Follower {
         upstream,
         local,
@@ -331,7 +331,7 @@ fn request(path: &str, body: Vec<u8>, content_type: &str) -> Request {
 /// `value` as JSON, for a request body or an ingest line; one that does not serialize
 /// stops the follower rather than send an empty body.
 fn to_vec(value: &impl Serialize) -> Result<Vec<u8>, FollowError> {
-    crate::json::write::to_vec(value).map_err(|e| FollowError(format!("writing a request to send: {e}")))
+    crate::model::json::write::to_vec(value).map_err(|e| FollowError(format!("writing a request to send: {e}")))
 }
 
 /// A response's `error` field, or the start of its body.

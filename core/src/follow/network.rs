@@ -13,7 +13,7 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use super::{FollowError, Follower, Link, Side, record_line};
-use crate::export::{Hosting, HostingKey, State};
+use crate::api::export::{Hosting, HostingKey, State};
 
 /// Most records one ingest batch of network records holds.
 const BATCH: usize = 1000;

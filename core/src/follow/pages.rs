@@ -16,12 +16,12 @@ use alloc::vec::Vec;
 use serde_json::value::RawValue;
 
 use super::{FollowError, Follower, Link, Side, to_vec};
-use crate::exec::join;
-use crate::export::{self, Blobs, Position};
+use crate::api::export::{self, Blobs, Position};
+use crate::api::route::UpdateApi;
 use crate::ingest::Summary;
-use crate::json::Json;
-use crate::route::UpdateApi;
-use crate::update::{Blob, Event, Update};
+use crate::model::json::Json;
+use crate::model::update::{Blob, Event, Update};
+use crate::storage::exec::join;
 
 /// An update of a page, and its text as the upstream sent it.
 pub(super) struct Item {
@@ -120,7 +120,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 line.extend_from_slice(b"{\"update\":");
                 line.extend_from_slice(text.get().as_bytes());
                 line.push(b'}');
-                let update = match crate::update::fast::update_line(&line) {
+                let update = match crate::model::update::fast::update_line(&line) {
                     Some(update) => update,
                     None => {
                         let json = Json::parse(text.get().as_bytes()).map_err(|e| malformed(e.to_string()))?;

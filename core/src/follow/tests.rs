@@ -5,13 +5,13 @@ use alloc::vec;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::config::Config;
-use crate::env::Env;
-use crate::exec::block_on;
-use crate::export::Hosting;
+use crate::api::export::Hosting;
+use crate::model::config::Config;
+use crate::model::env::Env;
+use crate::model::time::Timestamp;
 use crate::service::handle;
-use crate::store::MemoryStore;
-use crate::time::Timestamp;
+use crate::storage::exec::block_on;
+use crate::storage::store::MemoryStore;
 
 const TOKEN: &str = "admin-token";
 

@@ -7,11 +7,11 @@ use alloc::vec::Vec;
 
 use serde::Serialize;
 
-use crate::error::Error;
-use crate::ledger::{Archived, ContractRecord, contracts};
-use crate::stage::Stage;
-use crate::store::Store;
-use crate::time::Timestamp;
+use crate::model::error::Error;
+use crate::model::time::Timestamp;
+use crate::state::ledger::{Archived, ContractRecord, contracts};
+use crate::storage::stage::Stage;
+use crate::storage::store::Store;
 
 /// One element of a contract list.
 #[derive(Debug, Serialize)]

@@ -2,7 +2,7 @@
 //! time range of each synchronizer in them, their last import update, and how complete
 //! the node's history of them is.
 //!
-//! A migration *has data* when it has a non-import update. Keys (see [`crate::keys`]):
+//! A migration *has data* when it has a non-import update. Keys (see [`crate::storage::keys`]):
 //!
 //! - `M migration synchronizer` ([`Range`] then the synchronizer id): min and max
 //!   record time of the migration's non-import updates on that synchronizer. A
@@ -13,7 +13,7 @@
 //! - `I migration update_id` (the update id): the migration's import updates; the last
 //!   key is the largest id.
 //! - `K ...` and `J ...`: the history stream's indexes of non-import updates, written
-//!   here with the ranges ([`crate::history`]).
+//!   here with the ranges ([`crate::api::history`]).
 //!
 //! Both ranges are maintained by read-modify-write at ingest, their keys prefetched.
 //! `POST /v0/backfilling/migration-info` reads: one scan of `M migration` (at most
@@ -27,16 +27,16 @@ use alloc::vec::Vec;
 
 use serde::Serialize;
 
-use crate::error::Error;
-use crate::http::Response;
-use crate::json::Json;
-use crate::keys::{self, Key};
-use crate::network;
-use crate::stage::Stage;
-use crate::store::{Scan, Store, StoreError};
-use crate::time::Timestamp;
-use crate::update::Update;
-use crate::value::read;
+use crate::api::http::Response;
+use crate::model::error::Error;
+use crate::model::json::Json;
+use crate::model::time::Timestamp;
+use crate::model::update::Update;
+use crate::model::value::read;
+use crate::state::network;
+use crate::storage::keys::{self, Key};
+use crate::storage::stage::Stage;
+use crate::storage::store::{Scan, Store, StoreError};
 
 /// Most synchronizers one migration's info lists.
 pub const MAX_SYNCHRONIZERS: u32 = 1000;
@@ -110,15 +110,15 @@ pub fn keys_read(update: &Update) -> Vec<Vec<u8>> {
 pub type RangeChange = (Option<Range>, Range);
 
 /// Counts `update` (new to the node) in its migration, and indexes it for the history
-/// stream ([`crate::history`]); says how the migration's range changed, if it did.
+/// stream ([`crate::api::history`]); says how the migration's range changed, if it did.
 pub async fn apply_update<S: Store>(stage: &mut Stage<'_, S>, update: &Update) -> Result<Option<RangeChange>, Error> {
     let migration_id = update.migration_id();
     if update.is_import() {
         stage.put(import_key(migration_id, update.id()), update.id().as_bytes().to_vec());
         return Ok(None);
     }
-    stage.put(crate::history::stream_key(update), Vec::new());
-    stage.put(crate::history::synchronizer_key(update), Vec::new());
+    stage.put(crate::api::history::stream_key(update), Vec::new());
+    stage.put(crate::api::history::synchronizer_key(update), Vec::new());
     let at = update.record_time().micros();
     let key = synchronizer_range_key(migration_id, update.synchronizer_id());
     let widened = match stage.get(&key).await? {

@@ -18,25 +18,28 @@
 //! | `GET /v0/roll-forward-lsu` | [`hosting`] | 1 get |
 //!
 //! Party hosting and the roll-forward plan come from their own ingest records
-//! ([`crate::network`]), not from updates. Contract lists (closed rounds, votes) store
+//! ([`crate::state::network`]), not from updates. Contract lists (closed rounds, votes) store
 //! each listed contract already rendered ([`listed`]), so serving a list parses no JSON.
 
-pub mod hosting;
+pub mod ledger;
 pub mod listed;
 pub mod migrations;
+pub mod network;
+pub mod projection;
 pub mod rounds;
 pub mod snapshots;
 pub mod votes;
+pub mod wallet;
 
 use alloc::vec::Vec;
 
-use crate::error::Error;
-use crate::ledger::{self, Archived};
-use crate::names::TemplateNames;
-use crate::projection::Projection;
-use crate::stage::Stage;
-use crate::store::Store;
-use crate::update::Update;
+use crate::model::error::Error;
+use crate::model::names::TemplateNames;
+use crate::model::update::Update;
+use crate::state::projection::Projection;
+use crate::storage::stage::Stage;
+use crate::storage::store::Store;
+use ledger::Archived;
 
 /// Each migration's record time ranges, import updates and history stream indexes
 /// ([`migrations`]), and the first-snapshot index its range decides ([`snapshots`]).
@@ -135,9 +138,9 @@ mod tests {
     use alloc::format;
     use alloc::string::String;
 
-    use crate::config::{Config, Names};
-    use crate::exec::block_on;
-    use crate::store::MemoryStore;
+    use crate::model::config::{Config, Names};
+    use crate::storage::exec::block_on;
+    use crate::storage::store::MemoryStore;
 
     fn vote_batch(template: &str) -> String {
         let update = serde_json::json!({"update": {
@@ -153,7 +156,7 @@ mod tests {
     fn votes_after_ingest(config: &Config, template: &str) -> String {
         let store = MemoryStore::new();
         block_on(crate::ingest::ingest(vote_batch(template).as_bytes(), &store, config)).unwrap();
-        let field = crate::names::ApiNames::new(&config.names).price_votes_field;
+        let field = crate::model::names::ApiNames::new(&config.names).price_votes_field;
         String::from_utf8(block_on(super::votes::latest(&store, &field)).unwrap().body).unwrap()
     }
 
@@ -201,7 +204,7 @@ mod tests {
         assert!(votes(&store).contains(r#""contract_id":"00v""#));
         block_on(crate::ingest::ingest(archive_line("tx-2").as_bytes(), &store, &config)).unwrap();
         assert_eq!(votes(&store), r#"{"coin_price_votes":[]}"#);
-        let record = block_on(crate::ledger::contracts::read(&store, "00v")).unwrap().expect("a tombstone");
+        let record = block_on(crate::state::ledger::contracts::read(&store, "00v")).unwrap().expect("a tombstone");
         assert_eq!((record.created, record.archived), (None, true));
     }
 }

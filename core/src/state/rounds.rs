@@ -1,7 +1,7 @@
 //! Mining rounds: the earliest round with complete reward accounting and the
 //! closed rounds still in post-close processing.
 //!
-//! Keys (see [`crate::keys`]):
+//! Keys (see [`crate::storage::keys`]):
 //!
 //! - `E round kind` (empty; kind 0 open, 1 closed): the node holds the creation of
 //!   that round's `OpenMiningRound` (or `ClosedMiningRound`) as a created event of a
@@ -18,15 +18,15 @@
 
 use alloc::vec::Vec;
 
-use crate::error::Error;
-use crate::http::Response;
-use crate::keys::{self, Key};
-use crate::ledger::Archived;
-use crate::names::TemplateNames;
-use crate::stage::Stage;
-use crate::store::{Scan, Store};
-use crate::update::{CreatedEvent, Event, Update};
-use crate::value::Value;
+use crate::api::http::Response;
+use crate::model::error::Error;
+use crate::model::names::TemplateNames;
+use crate::model::update::{CreatedEvent, Event, Update};
+use crate::model::value::Value;
+use crate::state::ledger::Archived;
+use crate::storage::keys::{self, Key};
+use crate::storage::stage::Stage;
+use crate::storage::store::{Scan, Store};
 
 use super::listed::{ListedContract, read_record, render_list};
 

@@ -27,13 +27,13 @@ use alloc::format;
 use alloc::vec::Vec;
 use core::ops::RangeInclusive;
 
-use crate::config::Config;
-use crate::error::Error;
-use crate::http::{Response, query_param};
-use crate::keys::{self, Key};
-use crate::stage::Stage;
-use crate::store::{Scan, Store, prefix_end};
-use crate::time::{TIMESTAMP_FORM, Timestamp};
+use crate::api::http::{Response, query_param};
+use crate::model::config::Config;
+use crate::model::error::Error;
+use crate::model::time::{TIMESTAMP_FORM, Timestamp};
+use crate::storage::keys::{self, Key};
+use crate::storage::stage::Stage;
+use crate::storage::store::{Scan, Store, prefix_end};
 
 use super::migrations::{Range, migration_range_key};
 
@@ -60,7 +60,7 @@ fn first_snapshot_key(hours: u8, migration_id: i64) -> Vec<u8> {
 
 /// Keeps the first-snapshot index in line with a migration's range, which went from
 /// `before` to `after`.
-pub fn note_range<S: crate::store::Store>(
+pub fn note_range<S: crate::storage::store::Store>(
     stage: &mut Stage<'_, S>,
     migration_id: i64,
     before: Option<Range>,

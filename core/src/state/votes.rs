@@ -1,6 +1,6 @@
 //! The latest coin price vote of each SV (`GET /v0/{coin}-price/votes`):
 //! `GET /v0/{coin}-price/votes`, answering `{"{coin}_price_votes": [...]}` with the
-//! configured currency word in lower case ([`crate::names::ApiNames`]).
+//! configured currency word in lower case ([`crate::model::names::ApiNames`]).
 //!
 //! Key `V sv created_at contract_id` (the contract rendered for the list,
 //! [`super::listed`]): every active `CoinPriceVote`, removed when archived. Within one
@@ -15,12 +15,12 @@
 
 use alloc::vec::Vec;
 
-use crate::error::Error;
-use crate::http::Response;
-use crate::keys::{self, Key};
-use crate::ledger::Archived;
-use crate::stage::Stage;
-use crate::store::{Scan, Store};
+use crate::api::http::Response;
+use crate::model::error::Error;
+use crate::state::ledger::Archived;
+use crate::storage::keys::{self, Key};
+use crate::storage::stage::Stage;
+use crate::storage::store::{Scan, Store};
 
 use super::listed::{ListedContract, read_record, render_list};
 

@@ -15,9 +15,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use ledger_node_core::network::{Backfill, RollForwardLsu, Topology, WalletUser};
-use ledger_node_core::update::{Blob, CreatedEvent, ReassignmentEvent, Transaction, Update};
-use ledger_node_core::value::Record;
+use ledger_node_core::model::update::{Blob, CreatedEvent, ReassignmentEvent, Transaction, Update};
+use ledger_node_core::model::value::Record;
+use ledger_node_core::state::network::{Backfill, RollForwardLsu, Topology, WalletUser};
 use serde_json::{Value as Json, json};
 
 use super::network::{Network, Synchronizer, Template};

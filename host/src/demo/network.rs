@@ -1,8 +1,8 @@
 //! The simulated network: the DSO party, its super validators, the validators and the
 //! users they host, two synchronizers, and the packages and templates of the history.
 
-use ledger_node_core::network::{Topology, WalletUser};
-use ledger_node_core::update::TemplateId;
+use ledger_node_core::model::update::TemplateId;
+use ledger_node_core::state::network::{Topology, WalletUser};
 
 use super::random::Rng;
 

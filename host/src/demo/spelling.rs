@@ -15,15 +15,15 @@
 //! the demo's `Platform.CoinRules:CoinRules`, `CoinRules_Transfer`, `lockedCoin` and
 //! `platform-coin` become `Splice.AmuletRules:AmuletRules`, `AmuletRules_Transfer`,
 //! `lockedAmulet` and `splice-amulet`: exactly the names the node derives its state from
-//! ([`ledger_node_core::names::TemplateNames`]).
+//! ([`ledger_node_core::model::names::TemplateNames`]).
 //!
 //! Data is left as it is: texts, parties, contract and update ids, numbers, times and
 //! the created-event blobs (which a textual rewrite of the output would corrupt).
 
-use ledger_node_core::config::Names;
-use ledger_node_core::names::respell;
-use ledger_node_core::update::{CreatedEvent, Event, ReassignmentEvent, TemplateId, Update};
-use ledger_node_core::value::{Record, Value};
+use ledger_node_core::model::config::Names;
+use ledger_node_core::model::names::respell;
+use ledger_node_core::model::update::{CreatedEvent, Event, ReassignmentEvent, TemplateId, Update};
+use ledger_node_core::model::value::{Record, Value};
 
 /// How the demo's identifiers are spelled under names other than the defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]

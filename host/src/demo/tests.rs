@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use ledger_node_core::ingest::parse_lines;
-use ledger_node_core::time::Timestamp;
-use ledger_node_core::update::{Blob, Event as LedgerEvent, ReassignmentEvent, Update};
-use ledger_node_core::value::{Encoding, Value};
+use ledger_node_core::model::time::Timestamp;
+use ledger_node_core::model::update::{Blob, Event as LedgerEvent, ReassignmentEvent, Update};
+use ledger_node_core::model::value::{Encoding, Value};
 use serde_json::Value as Json;
 
 use super::*;
@@ -95,10 +95,10 @@ fn every_line_is_an_ingest_record_and_every_update_parses_canonically() {
 #[test]
 fn the_core_ingests_the_whole_history_and_again_changes_nothing() {
     let (bytes, summary) = generate(2_000, 1);
-    let store = ledger_node_core::store::MemoryStore::new();
+    let store = ledger_node_core::storage::store::MemoryStore::new();
     let config = ledger_node_core::Config::default();
     let ingest = |body: &[u8]| {
-        ledger_node_core::exec::block_on(ledger_node_core::ingest::ingest(body, &store, &config))
+        ledger_node_core::storage::exec::block_on(ledger_node_core::ingest::ingest(body, &store, &config))
             .unwrap_or_else(|e| panic!("{e:?}"))
     };
     let first = ingest(&bytes);
@@ -206,7 +206,7 @@ fn every_value_type_appears() {
             }
         }
     }
-    assert_eq!(types, ledger_node_core::value::TYPES.into_iter().collect());
+    assert_eq!(types, ledger_node_core::model::value::TYPES.into_iter().collect());
 }
 
 #[test]
@@ -389,9 +389,9 @@ fn some_instructions_lose_their_locked_coin() {
 
 /// The bodies of `GET /v0/closed-rounds` and of the price votes path of a node
 /// configured with `names` that ingested `history`.
-fn rounds_and_votes(history: &[u8], names: &ledger_node_core::config::Names) -> (Json, Json) {
-    use ledger_node_core::{Env, Method, Request, exec::block_on};
-    let store = ledger_node_core::store::MemoryStore::new();
+fn rounds_and_votes(history: &[u8], names: &ledger_node_core::model::config::Names) -> (Json, Json) {
+    use ledger_node_core::{Env, Method, Request, storage::exec::block_on};
+    let store = ledger_node_core::storage::store::MemoryStore::new();
     let config = ledger_node_core::Config { names: names.clone(), ..ledger_node_core::Config::default() };
     block_on(ledger_node_core::ingest::ingest(history, &store, &config)).unwrap_or_else(|e| panic!("{e:?}"));
     let env = Env {
@@ -404,13 +404,13 @@ fn rounds_and_votes(history: &[u8], names: &ledger_node_core::config::Names) -> 
         assert_eq!(response.status, 200, "{path}: {}", String::from_utf8_lossy(&response.body));
         serde_json::from_slice::<Json>(&response.body).unwrap()
     };
-    let api = ledger_node_core::names::ApiNames::new(names);
+    let api = ledger_node_core::model::names::ApiNames::new(names);
     (get("/v0/closed-rounds"), get(&api.price_votes_path))
 }
 
 #[test]
 fn a_history_generated_under_the_networks_names_serves_its_rounds_and_votes_under_them() {
-    let splice = ledger_node_core::config::Names { root: "Splice".into(), coin: "Amulet".into() };
+    let splice = ledger_node_core::model::config::Names { root: "Splice".into(), coin: "Amulet".into() };
     let mut spelled = Vec::new();
     write(&Options { names: splice.clone(), ..Options::new(1_500, 3) }, &mut spelled).unwrap();
     let (default, _) = generate(1_500, 3);

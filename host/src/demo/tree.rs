@@ -1,12 +1,12 @@
 //! Contracts and transaction trees: the demo builds a transaction as a tree of actions
 //! (creations, and exercises with the actions they took), and numbers it into the
-//! events of a core [`Transaction`](ledger_node_core::update::Transaction) once the
+//! events of a core [`Transaction`](ledger_node_core::model::update::Transaction) once the
 //! update id is known.
 
 use std::collections::BTreeMap;
 
-use ledger_node_core::update::{CreatedEvent, Event, ExercisedEvent, TemplateId};
-use ledger_node_core::value::Value;
+use ledger_node_core::model::update::{CreatedEvent, Event, ExercisedEvent, TemplateId};
+use ledger_node_core::model::value::Value;
 
 use super::network::Synchronizer;
 use super::values::{push_decimal, record};

@@ -1,8 +1,8 @@
 //! Ledger values as the demo builds them: short constructors of the core's [`Value`],
 //! so that a payload reads like the Daml record it stands for.
 
-use ledger_node_core::time::{Date, Timestamp};
-use ledger_node_core::value::{Field, Numeric, Record, Value};
+use ledger_node_core::model::time::{Date, Timestamp};
+use ledger_node_core::model::value::{Field, Numeric, Record, Value};
 
 use super::UNIT;
 

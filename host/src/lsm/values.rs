@@ -21,7 +21,7 @@
 use std::borrow::Cow;
 
 use fjall::Slice;
-use ledger_node_core::store::StoreError;
+use ledger_node_core::storage::store::StoreError;
 
 use crate::backend::OpRef;
 

@@ -38,7 +38,7 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use ledger_node_core::route::{Class, Route};
+use ledger_node_core::api::route::{Class, Route};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, OwnedSemaphorePermit};
@@ -358,7 +358,7 @@ async fn respond(shared: &Shared, request: hyper::Request<Incoming>) -> HttpResp
 /// path that does not route is answered at once, as interactive.
 fn class(method: &str, path: &str) -> Class {
     let method = ledger_node_core::Method::parse(method);
-    Route::parse(&method, path, ledger_node_core::config::DEFAULT_COIN).map_or(Class::Interactive, |r| r.class())
+    Route::parse(&method, path, ledger_node_core::model::config::DEFAULT_COIN).map_or(Class::Interactive, |r| r.class())
 }
 
 async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>) -> anyhow::Result<HttpResponse> {

@@ -105,14 +105,15 @@ fn main() -> anyhow::Result<()> {
 fn core_ingest(file: &std::path::Path, db: Option<&std::path::Path>) -> anyhow::Result<()> {
     use ledger_node::backend::Backend;
     use ledger_node::ingest::{BATCH_BYTES, BATCH_LINES};
-    use ledger_node_core::{config::Config, exec::block_on, ingest::ingest};
+    use ledger_node_core::{Config, ingest::ingest, storage::exec::block_on};
     let store = match db {
         Some(path) => Backend::open(path).map_err(|e| anyhow::anyhow!("{e:?}"))?,
         None => Backend::memory(),
     };
     // As `ledger-node ingest` does: a store of another layout is refused, a new one stamped.
     let config = Config::default();
-    block_on(ledger_node_core::layout::check(&store, &config.names)).map_err(|refused| anyhow::anyhow!("{refused}"))?;
+    block_on(ledger_node_core::storage::layout::check(&store, &config.names))
+        .map_err(|refused| anyhow::anyhow!("{refused}"))?;
     let text = std::fs::read(file)?;
     let started = Instant::now();
     let mut updates = 0u64;

@@ -13,8 +13,8 @@ mod wallet_concurrency;
 mod worker;
 
 use ledger_node::backend::Backend;
-use ledger_node_core::exec::block_on;
-use ledger_node_core::store::contract;
+use ledger_node_core::storage::exec::block_on;
+use ledger_node_core::storage::store::contract;
 
 use scenario::run_all;
 use targets::{ComponentTarget, CoreTarget};

@@ -16,7 +16,7 @@
 //! (against the specification's own JSON schema, `fixtures/openapi-3.1.schema.json`,
 //! from the npm package `@seriousme/openapi-schema-validator` 2.11.0), that its
 //! references and schemas are sound, that it describes exactly the routes of the route
-//! table in `core/src/route.rs`, that the node routes every path it declares, that every
+//! table in `core/src/api/route.rs`, that the node routes every path it declares, that every
 //! operation has a unique `operationId` (the network's own where it has the operation,
 //! [`NETWORK_IDS`]), that the aliases of an operation are copies of it, and that every
 //! discriminator maps each tag to the variant that holds it.
@@ -541,12 +541,12 @@ fn every_operation_is_complete_and_every_error_is_an_error_response() {
     assert!(problems.is_empty(), "core/openapi.json:\n{}", problems.join("\n"));
 }
 
-/// The routes of the table in `core/src/route.rs`'s docs: (METHOD, path) at the root and
+/// The routes of the table in `core/src/api/route.rs`'s docs: (METHOD, path) at the root and
 /// under each base path of the row, with `{coin}` spelled `coin` (the default) and every
 /// path parameter written `{}`.
 fn route_table() -> BTreeSet<(String, String)> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/src/route.rs");
-    let source = std::fs::read_to_string(&path).expect("reading core/src/route.rs");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/src/api/route.rs");
+    let source = std::fs::read_to_string(&path).expect("reading core/src/api/route.rs");
     let mut routes = BTreeSet::new();
     for line in source.lines() {
         let Some(row) = line.strip_prefix("//! |") else { continue };
@@ -565,7 +565,7 @@ fn route_table() -> BTreeSet<(String, String)> {
             }
         }
     }
-    assert!(routes.len() > 20, "found only {} routes in the table of core/src/route.rs", routes.len());
+    assert!(routes.len() > 20, "found only {} routes in the table of core/src/api/route.rs", routes.len());
     routes
 }
 
@@ -596,7 +596,7 @@ fn the_document_describes_exactly_the_routes_of_the_route_table() {
     let extra: Vec<_> = document.difference(&table).map(|(m, p)| format!("{m} {p}")).collect();
     assert!(
         missing.is_empty() && extra.is_empty(),
-        "core/openapi.json and the route table of core/src/route.rs differ\n\
+        "core/openapi.json and the route table of core/src/api/route.rs differ\n\
          routes missing from the document:\n  {}\npaths of the document the table does not list:\n  {}",
         missing.join("\n  "),
         extra.join("\n  ")

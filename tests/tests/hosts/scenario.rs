@@ -319,7 +319,7 @@ pub fn matches(matcher: &Value, value: &Value, path: &str, captures: &mut Captur
             }
         }
         (Value::String(m), Value::String(v)) if m == "$timestamp" => {
-            if ledger_node_core::time::Timestamp::parse(v).is_ok_and(|t| t.to_string() == *v) {
+            if ledger_node_core::model::time::Timestamp::parse(v).is_ok_and(|t| t.to_string() == *v) {
                 Ok(())
             } else {
                 Err(format!("{path}: {v:?} is not an RFC 3339 UTC timestamp with six fractional digits"))

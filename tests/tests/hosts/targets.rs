@@ -6,9 +6,9 @@ use std::time::Duration;
 use ledger_node::backend::Backend;
 use ledger_node::host::{self, Node, Options};
 use ledger_node::server;
-use ledger_node_core::http::{Body, Method, Request};
-use ledger_node_core::store::MemoryStore;
-use ledger_node_core::time::Timestamp;
+use ledger_node_core::api::http::{Body, Method, Request};
+use ledger_node_core::model::time::Timestamp;
+use ledger_node_core::storage::store::MemoryStore;
 use ledger_node_core::{Config, Env};
 
 use super::scenario::{Outgoing, Received, Target, test_config};
@@ -52,7 +52,7 @@ impl Target for CoreTarget {
         entropy[..8].copy_from_slice(&self.requests.to_le_bytes());
         let env =
             Env { now: Timestamp::from_micros(FIXED_NOW_MICROS).expect("in range"), entropy, config: &self.config };
-        let response = ledger_node_core::exec::block_on(ledger_node_core::handle(&request, &env, &self.store));
+        let response = ledger_node_core::storage::exec::block_on(ledger_node_core::handle(&request, &env, &self.store));
         Received { status: response.status, headers: response.headers, body: response.body }
     }
 }

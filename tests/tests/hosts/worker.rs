@@ -284,8 +284,8 @@ pub fn the_worker_refuses_to_serve_without_its_bucket() {
 /// and admin ingest included, is a 503 naming both versions (or both names) and what to
 /// do, and the database is left as it was.
 pub fn the_worker_refuses_a_database_of_another_layout() {
-    use ledger_node_core::keys::{GENERATION, Key};
-    use ledger_node_core::layout;
+    use ledger_node_core::storage::keys::{GENERATION, Key};
+    use ledger_node_core::storage::layout;
     let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
     let generation = Key::new(GENERATION).i64(1).into_bytes();
     let version_only = format!("this build reads layout version {} only", layout::VERSION);

@@ -16,7 +16,7 @@
 //!   prefix is unchanged, and a scan gives the component back from its own bounds.
 //!
 //! And one value is stored shorter: a contract's tombstone
-//! ([`ledger_node_core::ledger::contracts::TOMBSTONE`], most of a long history's
+//! ([`ledger_node_core::state::ledger::contracts::TOMBSTONE`], most of a long history's
 //! contracts) is stored as the empty value, which no other value of `C` is (a record is
 //! a JSON object) ([`stored_value`], [`value_back`]).
 //!
@@ -27,9 +27,9 @@
 
 use std::borrow::Cow;
 
-use ledger_node_core::keys;
-use ledger_node_core::ledger::contracts::TOMBSTONE;
-use ledger_node_core::store::{StoreError, prefix_end};
+use ledger_node_core::state::ledger::contracts::TOMBSTONE;
+use ledger_node_core::storage::keys;
+use ledger_node_core::storage::store::{StoreError, prefix_end};
 
 /// How many bytes of a BLAKE3 hash stand for the rest of a key of `C` or `H`.
 pub const HASHED_KEY_BYTES: usize = 16;
@@ -215,7 +215,7 @@ fn within(start: &[u8], end: Option<&[u8]>) -> Option<StoredRange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ledger_node_core::keys::Key;
+    use ledger_node_core::storage::keys::Key;
 
     fn stream(synchronizer: &str, record_time: i64, update_id: &str) -> Vec<u8> {
         Key::new(keys::SYNCHRONIZER_STREAM).i64(0).str(synchronizer).i64(record_time).str(update_id).into_bytes()

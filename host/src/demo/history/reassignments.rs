@@ -5,8 +5,10 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use ledger_node_core::time::Timestamp;
-use ledger_node_core::update::{Assignment, Event, Reassignment, ReassignmentEvent, Transaction, Unassignment, Update};
+use ledger_node_core::model::time::Timestamp;
+use ledger_node_core::model::update::{
+    Assignment, Event, Reassignment, ReassignmentEvent, Transaction, Unassignment, Update,
+};
 
 use super::{History, PendingReassignment};
 use crate::demo::network::Synchronizer;

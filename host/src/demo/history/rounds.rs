@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use ledger_node_core::value::{Record, Value};
+use ledger_node_core::model::value::{Record, Value};
 
 use super::{ClosedRound, Confirmation, History, Round, TxTime};
 use crate::demo::network::Template;

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use ledger_node_core::value::{Record, Value};
+use ledger_node_core::model::value::{Record, Value};
 
 use super::{Coin, History, Instruction, TxTime};
 use crate::demo::network::{Interface, Template};

@@ -1,0 +1,621 @@
+//! Token registry: the choice contexts of a transfer instruction (`POST /registry/transfer-instruction/v2/{id}/choice-contexts/{choice}`).
+//!
+//! `POST /registry/transfer-instruction/v2/{id}/choice-contexts/{reject,withdraw,accept}`
+//! answers the extra data a wallet needs to exercise that choice on the transfer
+//! instruction `id`: `choiceContextData` (`{"values": {key: AnyValue}}`) and the contracts
+//! to disclose to the participant that submits it.
+//!
+//! ## The rules, in the order they are checked
+//!
+//! 0. The body is a `GetChoiceContextRequest` ([`ContextRequest::parse`]); anything else,
+//!    or a `meta` key that the node sets itself ([`reserved_keys`]), is a 400.
+//! 1. `id` must be an active transfer instruction (matched by qualified template name,
+//!    the package id ignored): else 404.
+//! 2. Its locked coin (payload field `locked<Coin>`) no longer active: for reject and
+//!    withdraw the context is `expire-lock = false` and nothing is disclosed (there is no
+//!    lock left to expire); for accept, which needs the coin, a 404 that names it.
+//! 3. Otherwise the values are `{coin}-rules` (`coin-rules` by default, `amulet-rules`
+//!    for the coin `Amulet`: the configured currency word in lower case,
+//!    [`crate::model::names::ApiNames`]), `open-round` (the open round in use: the
+//!    active open round with the highest `round.number` whose `opensAt` is not after
+//!    now; none is a 404), `external-party-config-state` (only when one is active) and
+//!    `expire-lock = true`, and the disclosed contracts are, in this order, coin rules,
+//!    open round, external party config state (if any) and the locked coin. Coin rules and
+//!    the external party config state are singletons: when several are active, the one
+//!    created last wins, then the highest contract id. No active coin rules is a 404.
+//!    A disclosed contract being reassigned (unassigned, not yet assigned) is a 409 that
+//!    names it.
+//! 4. `meta` entries join the values as `{"tag":"AV_Text","value":v}` on every path.
+//!
+//! Precedence: 400, then 404, then 409. The three choices share one context (accept only
+//! differs in step 2). The context depends on nothing but the instruction id and `meta`
+//! (and which contracts are active), never on other choice arguments, so clients can
+//! prefetch it when they chain several token standard actions into one transaction.
+//!
+//! ## Body decisions
+//!
+//! - The body is required: an empty body is a 400 that says `{}` will do. A key repeated
+//!   in one of its objects is a 400 naming the key, as in every request body.
+//! - Unknown fields are ignored, so a client written against a later minor version of the
+//!   registry API still gets an answer; `null` for `meta` or `excludeDebugFields` means
+//!   absent (generated clients often serialize an unset option as `null`).
+//! - `meta` entries come out sorted by key, so that equal requests get equal contexts.
+//! - `excludeDebugFields: true` drops `debugPackageName`, `debugPayload` and
+//!   `debugCreatedAt` from every disclosed contract. `debugPackageName` is also omitted
+//!   for a contract whose package name the node did not record.
+//!
+//! ## Store reads
+//!
+//! - Locked coin gone (reject, withdraw), or any 404 up to step 2: 2 reads (the
+//!   instruction's record, the locked coin's record).
+//! - Full context: 10 reads: the two records, one scan of the template index for each of
+//!   coin rules, open rounds and external party config states (`T name`, at most
+//!   [`SCAN_LIMIT`] + 1 keys each), one `get_many` of those candidates' records, and one
+//!   reverse scan of one key per disclosed contract for its location (at most 4).
+//!
+//! The scans are bounded by how many contracts of those templates are active at once: one
+//! coin rules contract, one external party config state and a handful of open rounds on a
+//! real network. More than [`SCAN_LIMIT`] active contracts of one of them breaks that
+//! assumption; the node then answers 500 (logging which template) rather than pick from
+//! a partial list.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::Serialize;
+use serde_json::{Map, Value as Json, json};
+
+use crate::api::http::Response;
+use crate::api::route::TransferChoice;
+use crate::model::env::Env;
+use crate::model::error::Error;
+use crate::model::ids::{ContractId, PathParam};
+use crate::model::names::{ApiNames, TemplateNames};
+use crate::model::time::Timestamp;
+use crate::model::update::TemplateId;
+use crate::state::ledger::contracts::{self, ContractRecord, Creation, Location};
+use crate::storage::store::{Scan, Store};
+
+/// Context keys the node sets itself, given its coin rules key (`coin-rules` by
+/// default); a `meta` key may not be one of them.
+pub fn reserved_keys(rules_key: &str) -> [&str; 4] {
+    [rules_key, OPEN_ROUND, EXTERNAL_PARTY_CONFIG_STATE, EXPIRE_LOCK]
+}
+
+/// The most active contracts of one template (coin rules, open rounds, external party
+/// config states) the registry reads per request.
+pub const SCAN_LIMIT: u32 = 100;
+
+const OPEN_ROUND: &str = "open-round";
+const EXTERNAL_PARTY_CONFIG_STATE: &str = "external-party-config-state";
+const EXPIRE_LOCK: &str = "expire-lock";
+
+/// A parsed `GetChoiceContextRequest`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContextRequest {
+    /// Metadata to add to the context, sorted by key; no key is reserved.
+    pub meta: BTreeMap<String, String>,
+    /// Whether to leave out every `debug*` field.
+    pub exclude_debug_fields: bool,
+}
+
+impl ContextRequest {
+    /// Parses the request body for a node whose coin rules key is `rules_key`; see the
+    /// module docs for what is accepted.
+    pub fn parse(body: &[u8], rules_key: &str) -> Result<Self, Error> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(bad("request body required: a GetChoiceContextRequest JSON object; {} will do"));
+        }
+        // The node's own reader: a key repeated in an object is refused, not resolved.
+        let json = crate::model::json::Json::parse(body)
+            .map_err(|e| Error::BadRequest(format!("request body is not valid JSON: {e}")))?;
+        let Some(object) = json.as_object() else {
+            return Err(bad("request body: expected a JSON object (GetChoiceContextRequest)"));
+        };
+        let mut request = ContextRequest::default();
+        match object.get("excludeDebugFields") {
+            None | Some(crate::model::json::Json::Null) => {}
+            Some(crate::model::json::Json::Bool(b)) => request.exclude_debug_fields = *b,
+            Some(_) => return Err(bad("excludeDebugFields: expected a boolean")),
+        }
+        match object.get("meta") {
+            None | Some(crate::model::json::Json::Null) => {}
+            Some(crate::model::json::Json::Object(meta)) => {
+                for (key, value) in meta.iter() {
+                    let Some(value) = value.as_str() else {
+                        return Err(Error::BadRequest(format!("meta[{key:?}]: expected a string")));
+                    };
+                    if reserved_keys(rules_key).contains(&key) {
+                        return Err(Error::BadRequest(format!(
+                            "meta[{key:?}]: reserved key; the node sets {key:?} in the choice context itself"
+                        )));
+                    }
+                    request.meta.insert(key.into(), value.into());
+                }
+            }
+            Some(_) => return Err(bad("meta: expected an object of string values")),
+        }
+        Ok(request)
+    }
+}
+
+fn bad(message: &str) -> Error {
+    Error::BadRequest(message.into())
+}
+
+/// The response body (`ChoiceContext`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChoiceContext {
+    /// `{"values": {key: AnyValue}}`.
+    pub choice_context_data: Json,
+    /// The contracts to disclose.
+    pub disclosed_contracts: Vec<DisclosedContract>,
+}
+
+/// A contract to disclose (`DisclosedContract`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DisclosedContract {
+    /// The full template id, as ingested.
+    pub template_id: String,
+    /// The contract id.
+    pub contract_id: String,
+    /// The created event blob as ingested; empty when none was given.
+    pub created_event_blob: String,
+    /// The synchronizer the contract is assigned to now.
+    pub synchronizer_id: String,
+    /// The package name of the created event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub debug_package_name: Option<String>,
+    /// The create arguments in `compact_json`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub debug_payload: Option<Json>,
+    /// The ledger effective time of the creation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub debug_created_at: Option<String>,
+}
+
+/// An active contract: its id, record and creation.
+#[derive(Debug, Clone)]
+struct Active {
+    contract_id: String,
+    record: ContractRecord,
+    creation: Creation,
+}
+
+impl Active {
+    fn new(contract_id: &str, record: ContractRecord) -> Option<Self> {
+        if !record.is_active() {
+            return None;
+        }
+        let creation = record.created.clone()?;
+        Some(Active { contract_id: contract_id.into(), record, creation })
+    }
+
+    /// The order singletons are chosen by: latest creation, then highest contract id.
+    fn recency(&self) -> (Timestamp, &str) {
+        (Timestamp::parse(&self.creation.created_at).unwrap_or(Timestamp::MIN), &self.contract_id)
+    }
+}
+
+/// `POST /registry/transfer-instruction/v2/{id}/choice-contexts/{choice}`: the body is
+/// checked before the id in the path.
+pub async fn choice_context<S: Store>(
+    store: &S,
+    env: &Env<'_>,
+    instruction_id: PathParam<ContractId>,
+    choice: TransferChoice,
+    body: &[u8],
+) -> Result<Response, Error> {
+    let api_names = ApiNames::new(&env.config.names);
+    let request = ContextRequest::parse(body, &api_names.rules_context_key)?;
+    let instruction_id = instruction_id?;
+    let context = build(store, env, &instruction_id, choice, &request).await?;
+    Ok(Response::ok(&context))
+}
+
+/// The choice context for `instruction_id`; see the module docs.
+pub async fn build<S: Store>(
+    store: &S,
+    env: &Env<'_>,
+    instruction_id: &str,
+    choice: TransferChoice,
+    request: &ContextRequest,
+) -> Result<ChoiceContext, Error> {
+    let names = TemplateNames::new(&env.config.names);
+    let coin = ApiNames::new(&env.config.names).coin_word;
+    let instruction = contracts::read(store, instruction_id)
+        .await?
+        .and_then(|record| Active::new(instruction_id, record))
+        .filter(|active| qualified_name(&active.record).as_deref() == Some(names.transfer_instruction.as_str()))
+        .ok_or_else(|| {
+            Error::NotFound(format!("no active transfer instruction {instruction_id} ({})", names.transfer_instruction))
+        })?;
+    let locked_coin_id =
+        instruction.creation.payload.get(&names.locked_coin_field).and_then(Json::as_str).ok_or_else(|| {
+            Error::NotFound(format!(
+                "transfer instruction {instruction_id} names no locked {coin} (payload field {})",
+                names.locked_coin_field
+            ))
+        })?;
+    let locked_coin =
+        contracts::read(store, locked_coin_id).await?.and_then(|record| Active::new(locked_coin_id, record));
+    let Some(locked_coin) = locked_coin else {
+        if choice == TransferChoice::Accept {
+            return Err(Error::NotFound(format!(
+                "locked {coin} {locked_coin_id} of transfer instruction {instruction_id} is no longer active"
+            )));
+        }
+        let mut values = Map::new();
+        values.insert(EXPIRE_LOCK.into(), json!({"tag": "AV_Bool", "value": false}));
+        return Ok(ChoiceContext { choice_context_data: with_meta(values, request), disclosed_contracts: Vec::new() });
+    };
+
+    let coin_rules_ids = active_ids(store, &names.coin_rules).await?;
+    let open_round_ids = active_ids(store, &names.open_round).await?;
+    let config_ids = active_ids(store, &names.external_party_config).await?;
+    let all: Vec<&str> = coin_rules_ids.iter().chain(&open_round_ids).chain(&config_ids).map(String::as_str).collect();
+    let keys: Vec<Vec<u8>> = all.iter().map(|id| contracts::contract_key(id)).collect();
+    let key_refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let records = store.get_many(&key_refs).await?;
+    let mut candidates: BTreeMap<&str, Active> = BTreeMap::new();
+    for (id, bytes) in all.iter().zip(records) {
+        let Some(bytes) = bytes else { continue };
+        let record: ContractRecord = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Internal(format!("contract {id}: unreadable record: {e}")))?;
+        if let Some(active) = Active::new(id, record) {
+            candidates.insert(id, active);
+        }
+    }
+    let pick = |ids: &[String]| ids.iter().filter_map(|id| candidates.get(id.as_str())).cloned().collect::<Vec<_>>();
+
+    let coin_rules = latest(pick(&coin_rules_ids))
+        .ok_or_else(|| Error::NotFound(format!("no active {coin} rules ({})", names.coin_rules)))?;
+    let open_round = open_round_in_use(pick(&open_round_ids), env.now).ok_or_else(|| {
+        Error::NotFound(format!(
+            "no open mining round in use: no active {} has opened yet (opensAt not after now)",
+            names.open_round
+        ))
+    })?;
+    let config = latest(pick(&config_ids));
+
+    let mut values = Map::new();
+    values.insert(ApiNames::new(&env.config.names).rules_context_key, contract_id_value(&coin_rules.contract_id));
+    values.insert(OPEN_ROUND.into(), contract_id_value(&open_round.contract_id));
+    if let Some(config) = &config {
+        values.insert(EXTERNAL_PARTY_CONFIG_STATE.into(), contract_id_value(&config.contract_id));
+    }
+    values.insert(EXPIRE_LOCK.into(), json!({"tag": "AV_Bool", "value": true}));
+
+    let disclose = [Some(coin_rules), Some(open_round), config, Some(locked_coin)];
+    let mut disclosed = Vec::with_capacity(disclose.len());
+    for active in disclose.into_iter().flatten() {
+        disclosed.push(disclosed_contract(store, active, request.exclude_debug_fields).await?);
+    }
+    Ok(ChoiceContext { choice_context_data: with_meta(values, request), disclosed_contracts: disclosed })
+}
+
+fn qualified_name(record: &ContractRecord) -> Option<String> {
+    TemplateId::parse(&record.template_id).ok().map(|t| String::from(t.qualified_name()))
+}
+
+fn contract_id_value(contract_id: &str) -> Json {
+    json!({"tag": "AV_ContractId", "value": contract_id})
+}
+
+/// `{"values": values + meta}`.
+fn with_meta(mut values: Map<String, Json>, request: &ContextRequest) -> Json {
+    for (key, value) in &request.meta {
+        values.insert(key.clone(), json!({"tag": "AV_Text", "value": value}));
+    }
+    json!({ "values": values })
+}
+
+/// The ids of the active contracts of template `qualified_name`, from the template
+/// index: one scan of at most [`SCAN_LIMIT`] + 1 keys.
+async fn active_ids<S: Store>(store: &S, qualified_name: &str) -> Result<Vec<String>, Error> {
+    let prefix = contracts::template_prefix(qualified_name);
+    let entries = store.scan(&Scan::prefix(&prefix, SCAN_LIMIT + 1)).await?;
+    if entries.len() > SCAN_LIMIT as usize {
+        return Err(Error::Internal(format!(
+            "more than {SCAN_LIMIT} active {qualified_name} contracts; the registry reads at most {SCAN_LIMIT}"
+        )));
+    }
+    entries
+        .iter()
+        .map(|(key, _)| {
+            key.get(prefix.len()..)
+                .and_then(crate::storage::keys::decode_str)
+                .map(|(id, _)| id)
+                .ok_or_else(|| Error::Internal(format!("unreadable template index key under {qualified_name}")))
+        })
+        .collect()
+}
+
+/// The singleton among `contracts`: latest creation, then highest contract id.
+fn latest(contracts: Vec<Active>) -> Option<Active> {
+    contracts.into_iter().max_by(|a, b| a.recency().cmp(&b.recency()))
+}
+
+/// The open round in use: the highest `round.number` among the rounds whose `opensAt`
+/// is not after `now` (then the highest contract id). A round whose payload does not
+/// carry both fields is not a candidate.
+fn open_round_in_use(rounds: Vec<Active>, now: Timestamp) -> Option<Active> {
+    rounds
+        .into_iter()
+        .filter_map(|round| {
+            let payload = &round.creation.payload;
+            let number: i64 = payload.get("round")?.get("number")?.as_str()?.parse().ok()?;
+            let opens_at = Timestamp::parse(payload.get("opensAt")?.as_str()?).ok()?;
+            (opens_at <= now).then_some((number, round))
+        })
+        .max_by(|(n, a), (m, b)| (n, &a.contract_id).cmp(&(m, &b.contract_id)))
+        .map(|(_, round)| round)
+}
+
+/// `active` as a disclosed contract, located on its synchronizer now: one store read.
+async fn disclosed_contract<S: Store>(
+    store: &S,
+    active: Active,
+    exclude_debug: bool,
+) -> Result<DisclosedContract, Error> {
+    let synchronizer_id = match contracts::location(store, &active.contract_id, &active.record).await? {
+        Location::On(synchronizer) => synchronizer,
+        Location::InFlight => {
+            return Err(Error::Conflict(format!(
+                "contract {} ({}) is being reassigned between synchronizers; retry once it is assigned",
+                active.contract_id,
+                qualified_name(&active.record).unwrap_or_else(|| active.record.template_id.clone())
+            )));
+        }
+    };
+    let Active { contract_id, record, creation } = active;
+    let Creation { payload, created_at, blob, package_name, .. } = creation;
+    let debug = !exclude_debug;
+    Ok(DisclosedContract {
+        template_id: record.template_id,
+        contract_id,
+        created_event_blob: blob,
+        synchronizer_id,
+        debug_package_name: (debug && !package_name.is_empty()).then_some(package_name),
+        debug_payload: debug.then_some(payload),
+        debug_created_at: debug.then_some(created_at),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::config::Config;
+    use crate::storage::exec::block_on;
+    use crate::storage::store::MemoryStore;
+
+    fn parse(body: &str) -> Result<ContextRequest, Error> {
+        ContextRequest::parse(body.as_bytes(), "coin-rules")
+    }
+
+    #[test]
+    fn an_empty_object_is_a_request_with_defaults() {
+        assert_eq!(parse("{}"), Ok(ContextRequest::default()));
+        assert_eq!(parse(r#"{"meta":null,"excludeDebugFields":null}"#), Ok(ContextRequest::default()));
+    }
+
+    #[test]
+    fn meta_and_exclude_debug_fields_are_read_and_unknown_fields_ignored() {
+        let request = parse(r#"{"meta":{"b":"2","a":"1"},"excludeDebugFields":true,"later":1}"#).unwrap();
+        assert!(request.exclude_debug_fields);
+        assert_eq!(request.meta.into_iter().collect::<Vec<_>>(), [("a".into(), "1".into()), ("b".into(), "2".into())]);
+    }
+
+    #[test]
+    fn malformed_bodies_are_refused_naming_the_problem() {
+        let cases = [
+            ("", "request body required"),
+            ("  \n", "request body required"),
+            ("{", "not valid JSON"),
+            ("[]", "expected a JSON object"),
+            (r#"{"excludeDebugFields":"yes"}"#, "excludeDebugFields: expected a boolean"),
+            (r#"{"meta":[]}"#, "meta: expected an object"),
+            (r#"{"meta":{"k":1}}"#, "meta[\"k\"]: expected a string"),
+            (r#"{"meta":{"expire-lock":"x"}}"#, "meta[\"expire-lock\"]: reserved key"),
+            (r#"{"meta":{"k":"1","k":"2"}}"#, "the key \"k\" appears twice in one object"),
+            (r#"{"meta":{},"meta":{"k":"2"}}"#, "the key \"meta\" appears twice in one object"),
+            (r#"{"meta":{"coin-rules":"x"}}"#, "meta[\"coin-rules\"]: reserved key"),
+        ];
+        for (body, want) in cases {
+            match parse(body) {
+                Err(Error::BadRequest(message)) => assert!(message.contains(want), "{body:?}: {message}"),
+                other => panic!("{body:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn template_index_keys_decode_back_to_contract_ids() {
+        let decode = |bytes: &[u8]| crate::storage::keys::decode_str(bytes).map(|(id, _)| id);
+        for id in ["00ab", "", "a\0b", "ü::1220"] {
+            let prefix = contracts::template_prefix("M:E");
+            let key = contracts::template_key("M:E", id);
+            assert_eq!(decode(&key[prefix.len()..]).as_deref(), Some(id));
+        }
+        assert_eq!(decode(b"abc"), None);
+        assert_eq!(decode(&[b'a', 0, 7]), None);
+    }
+
+    fn created(update_id: &str, cid: &str, template: &str, created_at: &str, fields: Json) -> Json {
+        json!({"update": {
+            "update_id": update_id, "migration_id": 0, "workflow_id": "",
+            "record_time": "2024-01-01T00:00:00.000000Z", "synchronizer_id": "sync::1",
+            "effective_at": created_at, "root_event_ids": [format!("{update_id}:0")],
+            "events_by_id": {format!("{update_id}:0"): {
+                "event_type": "created_event", "event_id": format!("{update_id}:0"), "contract_id": cid,
+                "template_id": format!("pkg:{template}"), "package_name": "platform",
+                "create_arguments": {"record": {"fields": fields}},
+                "created_at": created_at, "signatories": ["dso::1"], "observers": []
+            }}
+        }})
+    }
+
+    fn round(update_id: &str, cid: &str, number: i64, opens_at_micros: i64) -> Json {
+        created(
+            update_id,
+            cid,
+            "Platform.Round:OpenMiningRound",
+            "2024-01-01T00:00:00.000000Z",
+            json!([
+                {"label": "round", "value": {"record": {"fields": [
+                    {"label": "number", "value": {"int64": format!("{number}")}}
+                ]}}},
+                {"label": "opensAt", "value": {"timestamp": format!("{opens_at_micros}")}}
+            ]),
+        )
+    }
+
+    fn node(records: &[Json]) -> MemoryStore {
+        let store = MemoryStore::new();
+        let body: String = records.iter().map(|r| format!("{r}\n")).collect();
+        block_on(crate::ingest::ingest(body.as_bytes(), &store, &Config::default())).unwrap();
+        store
+    }
+
+    fn context(store: &MemoryStore, choice: TransferChoice) -> Result<ChoiceContext, Error> {
+        context_with(store, choice, Config::default())
+    }
+
+    fn context_with(store: &MemoryStore, choice: TransferChoice, config: Config) -> Result<ChoiceContext, Error> {
+        let now = Timestamp::parse("2026-01-01T00:00:00Z").unwrap();
+        let env = Env { now, entropy: [0; 32], config: &config };
+        block_on(build(store, &env, "ti", choice, &ContextRequest::default()))
+    }
+
+    fn basics() -> Vec<Json> {
+        let at = "2024-01-01T00:00:00.000000Z";
+        alloc::vec![
+            created("u1", "rules-old", "Platform.CoinRules:CoinRules", "2024-01-01T00:00:00.000000Z", json!([])),
+            created("u2", "rules-new", "Platform.CoinRules:CoinRules", "2024-06-01T00:00:00.000000Z", json!([])),
+            created("u3", "coin", "Platform.Coin:LockedCoin", at, json!([])),
+            created(
+                "u4",
+                "ti",
+                "Platform.CoinTransferInstruction:CoinTransferInstruction",
+                at,
+                json!([{"label": "lockedCoin", "value": {"contractId": "coin"}}]),
+            ),
+            // Opened in 2024, 2025 and 2099: round 8 is the one in use on 2026-01-01.
+            round("u5", "r7", 7, 1_704_067_200_000_000),
+            round("u6", "r8", 8, 1_735_689_600_000_000),
+            round("u7", "r9", 9, 4_070_908_800_000_000),
+        ]
+    }
+
+    #[test]
+    fn the_latest_coin_rules_and_the_highest_open_round_already_open_are_chosen() {
+        let store = node(&basics());
+        let ctx = context(&store, TransferChoice::Reject).unwrap();
+        let ids: Vec<&str> = ctx.disclosed_contracts.iter().map(|c| c.contract_id.as_str()).collect();
+        assert_eq!(ids, ["rules-new", "r8", "coin"]);
+        assert_eq!(ctx.choice_context_data["values"]["open-round"]["value"], "r8");
+        assert_eq!(ctx.choice_context_data["values"]["expire-lock"]["value"], true);
+        assert_eq!(ctx.disclosed_contracts[0].debug_package_name.as_deref(), Some("platform"));
+    }
+
+    #[test]
+    fn a_gone_locked_coin_expires_nothing_for_reject_and_is_not_found_for_accept() {
+        let mut records = basics();
+        records.remove(2);
+        let store = node(&records);
+        let ctx = context(&store, TransferChoice::Withdraw).unwrap();
+        assert_eq!(ctx.choice_context_data, json!({"values": {"expire-lock": {"tag": "AV_Bool", "value": false}}}));
+        assert!(ctx.disclosed_contracts.is_empty());
+        match context(&store, TransferChoice::Accept) {
+            Err(Error::NotFound(message)) => assert!(message.contains("locked coin coin"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn another_spelling_reads_its_own_templates_and_locked_coin_field() {
+        let at = "2024-01-01T00:00:00.000000Z";
+        let store = node(&[
+            created("u1", "rules", "Splice.AmuletRules:AmuletRules", at, json!([])),
+            created("u2", "coin", "Splice.Amulet:LockedAmulet", at, json!([])),
+            created(
+                "u3",
+                "ti",
+                "Splice.AmuletTransferInstruction:AmuletTransferInstruction",
+                at,
+                json!([{"label": "lockedAmulet", "value": {"contractId": "coin"}}]),
+            ),
+            created(
+                "u4",
+                "r1",
+                "Splice.Round:OpenMiningRound",
+                at,
+                json!([
+                    {"label": "round", "value": {"record": {"fields": [{"label": "number", "value": {"int64": "1"}}]}}},
+                    {"label": "opensAt", "value": {"timestamp": "1704067200000000"}}
+                ]),
+            ),
+        ]);
+        let mut config = Config::default();
+        config.names = crate::model::config::Names { root: "Splice".into(), coin: "Amulet".into() };
+        let ctx = context_with(&store, TransferChoice::Accept, config).unwrap();
+        let ids: Vec<&str> = ctx.disclosed_contracts.iter().map(|c| c.contract_id.as_str()).collect();
+        assert_eq!(ids, ["rules", "r1", "coin"]);
+        let values = ctx.choice_context_data["values"].as_object().unwrap();
+        assert_eq!(values["amulet-rules"], json!({"tag": "AV_ContractId", "value": "rules"}));
+        assert!(!values.contains_key("coin-rules"));
+        assert!(matches!(context(&store, TransferChoice::Accept), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn messages_name_the_configured_coin() {
+        let amulet = Config {
+            names: crate::model::config::Names { root: "Splice".into(), coin: "Amulet".into() },
+            ..Config::default()
+        };
+        let message = |result: Result<ChoiceContext, Error>| match result {
+            Err(Error::NotFound(message)) => message,
+            other => panic!("{other:?}"),
+        };
+        let at = "2024-01-01T00:00:00.000000Z";
+        let instruction = |field: &str| {
+            created(
+                "u1",
+                "ti",
+                "Splice.AmuletTransferInstruction:AmuletTransferInstruction",
+                at,
+                json!([{"label": field, "value": {"contractId": "gone"}}]),
+            )
+        };
+        // The locked amulet is gone; the instruction names none; there are no amulet rules.
+        let gone = message(context_with(&node(&[instruction("lockedAmulet")]), TransferChoice::Accept, amulet.clone()));
+        assert!(gone.starts_with("locked amulet gone of transfer instruction ti"), "{gone}");
+        let unnamed = message(context_with(&node(&[instruction("other")]), TransferChoice::Accept, amulet.clone()));
+        assert!(unnamed.contains("names no locked amulet (payload field lockedAmulet)"), "{unnamed}");
+        let held = created("u2", "gone", "Splice.Amulet:LockedAmulet", at, json!([]));
+        let no_rules =
+            message(context_with(&node(&[instruction("lockedAmulet"), held]), TransferChoice::Accept, amulet));
+        assert!(no_rules.starts_with("no active amulet rules (Splice.AmuletRules:AmuletRules)"), "{no_rules}");
+        for message in [gone, unnamed, no_rules] {
+            assert!(!message.to_ascii_lowercase().contains("coin"), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_reserved_coin_rules_key_follows_the_coin() {
+        let amulet = |body: &str| ContextRequest::parse(body.as_bytes(), "amulet-rules");
+        match amulet(r#"{"meta":{"amulet-rules":"x"}}"#) {
+            Err(Error::BadRequest(message)) => {
+                assert!(message.contains("meta[\"amulet-rules\"]: reserved key"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // Not a key this node sets: it is the client's metadata.
+        let request = amulet(r#"{"meta":{"coin-rules":"x"}}"#).unwrap();
+        assert_eq!(request.meta.get("coin-rules").map(String::as_str), Some("x"));
+    }
+}

@@ -1,0 +1,150 @@
+//! The ledger: the updates the node holds and the active contract set, the base that
+//! every other piece of state is derived from.
+//!
+//! [`apply_update`] stores one update ([`updates`]) and brings the active contract set
+//! in line with it ([`contracts`]), staging its writes in the batch's [`Stage`]. It says
+//! whether the update was new and, if so, which contracts it archived ([`Archived`]):
+//! ingest then applies the update to each [`Projection`](crate::state::projection::Projection),
+//! which read what the ledger has just written. The ledger itself knows nothing of
+//! them.
+
+pub mod contracts;
+pub mod updates;
+
+use crate::model::error::Error;
+use crate::model::update::{Event, ReassignmentEvent, Update};
+use crate::model::value::Encoding;
+use crate::storage::stage::Stage;
+use crate::storage::store::Store;
+
+pub use contracts::{ContractRecord, Location};
+pub use updates::StoredUpdate;
+
+/// What applying one update did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome<'u> {
+    /// The update is new and was applied; it archived these contracts.
+    New(Archived<'u>),
+    /// An identical update was already held.
+    Unchanged,
+}
+
+/// The contracts an update archived whose creation was held, each with the record it
+/// had before ([`contracts::archive`]). An archived contract's record keeps no
+/// creation, so derived state that lists contracts by their payload finds the entry
+/// to remove from this record (the contract lists of [`crate::state`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Archived<'u>(alloc::vec::Vec<(&'u str, alloc::vec::Vec<u8>)>);
+
+impl Archived<'_> {
+    /// The record `contract_id` had before the update archived it, if it did.
+    pub fn record(&self, contract_id: &str) -> Option<&[u8]> {
+        self.0.iter().find(|(id, _)| *id == contract_id).map(|(_, record)| record.as_slice())
+    }
+}
+
+/// Every contract `update` creates, assigns or archives (a consuming exercise), with
+/// its qualified template name: the contracts whose records ingest reads and writes.
+pub fn touched_contracts(update: &Update) -> impl Iterator<Item = (&str, &str)> {
+    let events = update.as_transaction().into_iter().flat_map(|tx| tx.events_by_id.values());
+    let created_or_archived = events
+        .filter(|e| match e {
+            Event::Created(_) => true,
+            Event::Exercised(x) => x.consuming,
+        })
+        .map(|e| (e.contract_id(), e.template_id().qualified_name()));
+    let assigned = match update {
+        Update::Reassignment(r) => match &r.event {
+            ReassignmentEvent::Assignment(a) => Some(&a.created_event),
+            ReassignmentEvent::Unassignment(_) => None,
+        },
+        Update::Transaction(_) => None,
+    };
+    created_or_archived.chain(assigned.map(|c| (c.contract_id.as_str(), c.template_id.qualified_name())))
+}
+
+/// The store keys [`apply_update`] reads for `update`, to prefetch in one round trip.
+pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> + '_ {
+    let contracts = touched_contracts(update);
+    core::iter::once(updates::hash_key(update.id())).chain(contracts.map(|(id, _)| contracts::contract_key(id)))
+}
+
+/// The keys [`apply_update`] reads for those of `updates` already held, once every
+/// update's [`keys_read`] are in `stage`: their stored `protobuf_json` entries, which
+/// decide whether they were re-sent unchanged. To prefetch in one more round trip,
+/// taken only when a batch re-sends updates.
+pub fn held_keys_read<'u, S: Store>(
+    stage: &Stage<'_, S>,
+    updates: impl IntoIterator<Item = &'u Update>,
+) -> alloc::vec::Vec<alloc::vec::Vec<u8>> {
+    updates
+        .into_iter()
+        .filter(|update| {
+            matches!(stage.cached(&updates::hash_key(update.id())), Some(Some(held)) if updates::needs_body(held))
+        })
+        .map(|update| updates::body_key(update.id(), Encoding::ProtobufJson))
+        .collect()
+}
+
+/// Stores `update`, rendered for storage as `stored` ([`StoredUpdate::new`]), and
+/// brings the active contract set in line with it; an update already held with other
+/// content is a conflict.
+pub async fn apply_update<'u, S: Store>(
+    stage: &mut Stage<'_, S>,
+    update: &'u Update,
+    stored: StoredUpdate,
+) -> Result<Outcome<'u>, Error> {
+    if let Some(held) = stage.get(&updates::hash_key(update.id())).await? {
+        let held_body = match updates::needs_body(&held) {
+            true => stage.get(&updates::body_key(update.id(), Encoding::ProtobufJson)).await?,
+            false => None,
+        };
+        return if stored.matches(update, &held, held_body.as_deref()) {
+            Ok(Outcome::Unchanged)
+        } else {
+            Err(Error::Conflict(alloc::format!("update {} is already held with different content", update.id())))
+        };
+    }
+    let (entries, mut records) = stored.into_parts(update.id());
+    let mut archived = Archived::default();
+    for (key, value) in entries {
+        stage.put(key, value);
+    }
+    match update {
+        Update::Transaction(tx) => {
+            let import = tx.is_import();
+            for event in tx.events_in_order() {
+                match event {
+                    Event::Created(created) => {
+                        let record = records.take(&created.contract_id);
+                        contracts::create(stage, created, &tx.synchronizer_id, import, record).await?
+                    }
+                    Event::Exercised(x) if x.consuming => {
+                        if let Some(record) = contracts::archive(stage, &x.contract_id, &x.template_id).await? {
+                            archived.0.push((&x.contract_id, record));
+                        }
+                    }
+                    Event::Exercised(_) => {}
+                }
+            }
+        }
+        Update::Reassignment(r) => match &r.event {
+            ReassignmentEvent::Assignment(a) => {
+                let id = &a.created_event.contract_id;
+                stage.put(
+                    contracts::reassignment_key(id, a.reassignment_counter, true),
+                    a.target_synchronizer.clone().into_bytes(),
+                );
+                let record = records.take(id);
+                contracts::create(stage, &a.created_event, &a.target_synchronizer, false, record).await?;
+            }
+            ReassignmentEvent::Unassignment(u) => {
+                stage.put(
+                    contracts::reassignment_key(&u.contract_id, u.reassignment_counter, false),
+                    u.source_synchronizer.clone().into_bytes(),
+                );
+            }
+        },
+    }
+    Ok(Outcome::New(archived))
+}

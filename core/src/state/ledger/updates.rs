@@ -1,0 +1,463 @@
+//! Updates as stored, and `GET /v{1,2}/updates/{update_id}`.
+//!
+//! Both response bodies are rendered once, at ingest, and each is stored under its own
+//! key, so that serving an update is one store read of just the body asked for: no
+//! JSON is parsed on the request path, and no bytes of the other encoding are read.
+//! Ingest tells a re-sent update (idempotent) from a different one under a held id (a
+//! conflict) by comparing its canonical ingest form with the held one's: the
+//! `protobuf_json` body, which is stored anyway, and a hash of the created events'
+//! blobs, which the bodies leave out. Only the blobs are hashed, at a few hundred
+//! bytes an update rather than the whole body; the held body is read only for an
+//! update whose id is already held. A created event re-sent without its blob matches
+//! the held one: a blob is an attachment an update can lose (no node keeps an archived
+//! contract's blob, so a follower reading the update again gets it without), never a
+//! contradiction; a different blob, or one where the held event had none, is one.
+//!
+//! Stored layout:
+//! - `H update_id` → `[3]` then 8 bytes per created event, in event id order: zero for
+//!   an event without a blob, else the first 8 bytes of the BLAKE3 hash of its event id
+//!   and blob (never zero); present exactly when the update is held. Earlier builds
+//!   stored `[2][BLAKE3 of all the blobs, 32 bytes]`, compared whole (or, for an update
+//!   re-sent without any blob, not at all), and before that a hash of the whole ingest
+//!   form: `[1][BLAKE3, 32 bytes]`, or the SHA-256 without a tag; those decide alone;
+//! - `U update_id encoding` → `[body][kind: 1 byte]`, encoding 0 for `compact_json` and
+//!   1 for `protobuf_json`; kind 0 for a transaction, 1 for a reassignment (last, so
+//!   that serving drops it without moving the body).
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use sha2::Digest;
+
+use super::contracts;
+
+use crate::api::history::agreeing;
+use crate::api::http::{Response, query_param};
+use crate::api::route::UpdateApi;
+use crate::model::error::Error;
+use crate::model::ids::{PathParam, UpdateId};
+use crate::model::update::{CreatedEvent, Event, ReassignmentEvent, Update};
+use crate::model::value::Encoding;
+use crate::storage::keys::{self, Key};
+use crate::storage::store::Store;
+
+const TRANSACTION: u8 = 0;
+const REASSIGNMENT: u8 = 1;
+
+/// The `offset` that version 1 of the endpoint reports for every transaction.
+const V1_OFFSET: &[u8] = br#""offset":"000000000000000001","#;
+
+/// The tag of a stored BLAKE3 hash of the whole ingest form (the `protobuf_json` body
+/// and the blobs), which earlier builds stored.
+const BLAKE3_INGEST_FORM: u8 = 1;
+/// The tag of a stored BLAKE3 hash of the created events' blobs alone: the rest of the
+/// ingest form is the stored `protobuf_json` body, compared as it is.
+const BLAKE3_BLOBS: u8 = 2;
+
+/// The tag of stored per-event blob hashes ([`event_blob_hashes`]).
+const EVENT_BLOBS: u8 = 3;
+/// The bytes of one created event's blob hash.
+const EVENT_HASH_LEN: usize = 8;
+
+/// A stored content hash: the tag, then what it tags.
+type ContentHash = Vec<u8>;
+
+/// An update as stored: the hash of its blobs, both rendered bodies, and the records of
+/// the contracts it creates ([`contracts::creation_record`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredUpdate {
+    hash: ContentHash,
+    compact: Vec<u8>,
+    protobuf: Vec<u8>,
+    records: CreationRecords,
+}
+
+/// The store entries of one update: its content hash and its two bodies.
+pub type UpdateEntries = [(Vec<u8>, Vec<u8>); 3];
+
+/// The rendered records of the contracts an update creates, by contract id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CreationRecords(Vec<(String, Vec<u8>)>);
+
+impl CreationRecords {
+    /// The records of the contracts `update` creates or assigns.
+    fn new(update: &Update) -> Result<Self, Error> {
+        let record = |event: &CreatedEvent, synchronizer_id: &str, import: bool| -> Result<_, Error> {
+            Ok((event.contract_id.clone(), contracts::creation_record(event, synchronizer_id, import)?))
+        };
+        let records = match update {
+            Update::Transaction(tx) => {
+                let import = tx.is_import();
+                let created = tx.events_by_id.values().filter_map(|event| match event {
+                    Event::Created(created) => Some(record(created, &tx.synchronizer_id, import)),
+                    Event::Exercised(_) => None,
+                });
+                created.collect::<Result<_, _>>()?
+            }
+            Update::Reassignment(r) => match &r.event {
+                ReassignmentEvent::Assignment(a) => vec![record(&a.created_event, &a.target_synchronizer, false)?],
+                ReassignmentEvent::Unassignment(_) => Vec::new(),
+            },
+        };
+        Ok(CreationRecords(records))
+    }
+
+    /// Takes the record of `contract_id`, if it was rendered and not taken yet.
+    pub fn take(&mut self, contract_id: &str) -> Option<Vec<u8>> {
+        let at = self.0.iter().position(|(id, _)| id == contract_id)?;
+        Some(self.0.swap_remove(at).1)
+    }
+}
+
+impl StoredUpdate {
+    /// Renders `update` for storage; a contract record that does not serialize is an
+    /// error ([`contracts::creation_record`]).
+    pub fn new(update: &Update) -> Result<Self, Error> {
+        let kind = if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT };
+        let body = |encoding| update.body_text(encoding).into_bytes();
+        let mut compact = body(Encoding::CompactJson);
+        let mut protobuf = body(Encoding::ProtobufJson);
+        let hash = event_blob_hashes(update);
+        compact.push(kind);
+        protobuf.push(kind);
+        Ok(StoredUpdate { hash, compact, protobuf, records: CreationRecords::new(update)? })
+    }
+
+    /// The hash stored for the update: of its created events' blobs.
+    pub fn hash(&self) -> &ContentHash {
+        &self.hash
+    }
+
+    /// Whether `update` (which this renders) is the update held under its id, whose
+    /// stored hash is `held` and, if [`needs_body`] says so, whose stored
+    /// `protobuf_json` entry is `held_body`. A hash of the whole ingest form (tagged
+    /// BLAKE3, or the untagged SHA-256), as earlier builds stored, decides alone.
+    pub fn matches(&self, update: &Update, held: &[u8], held_body: Option<&[u8]>) -> bool {
+        match held {
+            [EVENT_BLOBS, held_events @ ..] => {
+                let ours = self.hash.get(1..).unwrap_or_default();
+                held_body == Some(self.protobuf.as_slice())
+                    && held_events.len() == ours.len()
+                    && held_events
+                        .chunks(EVENT_HASH_LEN)
+                        .zip(ours.chunks(EVENT_HASH_LEN))
+                        .all(|(held, ours)| ours.iter().all(|b| *b == 0) || held == ours)
+            }
+            [BLAKE3_BLOBS, hash @ ..] if hash.len() == blake3::OUT_LEN => {
+                let mut hasher = blake3::Hasher::new();
+                feed_blobs(update, |bytes| {
+                    hasher.update(bytes);
+                });
+                (hash == hasher.finalize().as_bytes() || !carries_blobs(update))
+                    && held_body == Some(self.protobuf.as_slice())
+            }
+            [BLAKE3_INGEST_FORM, hash @ ..] if hash.len() == blake3::OUT_LEN => {
+                let mut hasher = blake3::Hasher::new();
+                feed_ingest_form(update, self.protobuf_body(), |bytes| {
+                    hasher.update(bytes);
+                });
+                hash == hasher.finalize().as_bytes()
+            }
+            _ if held.len() == 32 => {
+                let mut hasher = sha2::Sha256::new();
+                feed_ingest_form(update, self.protobuf_body(), |bytes| hasher.update(bytes));
+                held == hasher.finalize().as_slice()
+            }
+            _ => false,
+        }
+    }
+
+    /// The `protobuf_json` body, without its kind byte.
+    fn protobuf_body(&self) -> &[u8] {
+        self.protobuf.split_last().map_or(&[], |(_, body)| body)
+    }
+
+    /// The entries to store for the update with id `update_id`.
+    pub fn into_entries(self, update_id: &str) -> UpdateEntries {
+        self.into_parts(update_id).0
+    }
+
+    /// The entries to store for the update with id `update_id`, and the records of the
+    /// contracts it creates.
+    pub fn into_parts(self, update_id: &str) -> (UpdateEntries, CreationRecords) {
+        let entries = [
+            (hash_key(update_id), self.hash.to_vec()),
+            (body_key(update_id, Encoding::CompactJson), self.compact),
+            (body_key(update_id, Encoding::ProtobufJson), self.protobuf),
+        ];
+        (entries, self.records)
+    }
+}
+
+/// The response body for API version `api` from a stored `[body][kind]` entry.
+pub(crate) fn response_body(mut stored: Vec<u8>, api: UpdateApi) -> Option<Vec<u8>> {
+    let kind = stored.pop()?;
+    if api == UpdateApi::V1 && kind == TRANSACTION {
+        // Version 1 adds the legacy offset as the first field of the object.
+        let rest = stored.strip_prefix(b"{")?;
+        let mut v1 = Vec::with_capacity(stored.len() + V1_OFFSET.len());
+        v1.push(b'{');
+        v1.extend_from_slice(V1_OFFSET);
+        v1.extend_from_slice(rest);
+        return Some(v1);
+    }
+    Some(stored)
+}
+
+/// Whether deciding if an update is the one held with stored hash `held` needs the
+/// held update's `protobuf_json` entry ([`body_key`]) too.
+pub fn needs_body(held: &[u8]) -> bool {
+    match held.first() {
+        Some(&EVENT_BLOBS) => true,
+        Some(&BLAKE3_BLOBS) => held.len() == blake3::OUT_LEN + 1,
+        _ => false,
+    }
+}
+
+/// Whether any created event of `update` carries a blob.
+fn carries_blobs(update: &Update) -> bool {
+    match update {
+        Update::Transaction(tx) => tx.events_by_id.values().any(
+            |event| matches!(event, crate::model::update::Event::Created(created) if created.created_event_blob.is_some()),
+        ),
+        Update::Reassignment(r) => matches!(
+            &r.event,
+            crate::model::update::ReassignmentEvent::Assignment(a) if a.created_event.created_event_blob.is_some()
+        ),
+    }
+}
+
+/// The stored hashes of `update`'s created events' blobs, the part of the canonical
+/// ingest form its `protobuf_json` body leaves out: `[3]`, then for each created event in
+/// event id order 8 bytes, zero without a blob, else the head of the BLAKE3 hash of its
+/// event id and blob (never zero). So two updates have equal ingest forms (as JSON)
+/// exactly when their bodies and these are equal, and an event that lost its blob is
+/// told from one with another blob. BLAKE3: in wasm, where there are no SHA
+/// instructions, it hashes several times faster than SHA-256.
+fn event_blob_hashes(update: &Update) -> ContentHash {
+    let mut hashes = vec![EVENT_BLOBS];
+    let mut push = |event: &CreatedEvent| match &event.created_event_blob {
+        None => hashes.extend_from_slice(&[0; EVENT_HASH_LEN]),
+        Some(blob) => {
+            let mut hasher = blake3::Hasher::new();
+            hasher.update(event.event_id.as_bytes());
+            hasher.update(&[0]);
+            hasher.update(blob.as_str().as_bytes());
+            let mut head = [0; EVENT_HASH_LEN];
+            head.copy_from_slice(&hasher.finalize().as_bytes()[..EVENT_HASH_LEN]);
+            if head == [0; EVENT_HASH_LEN] {
+                head[EVENT_HASH_LEN - 1] = 1;
+            }
+            hashes.extend_from_slice(&head);
+        }
+    };
+    match update {
+        Update::Transaction(tx) => tx.events_by_id.values().for_each(|event| {
+            if let Event::Created(created) = event {
+                push(created);
+            }
+        }),
+        Update::Reassignment(r) => {
+            if let ReassignmentEvent::Assignment(a) = &r.event {
+                push(&a.created_event);
+            }
+        }
+    }
+    hashes
+}
+
+/// Feeds the ingest form of `update`, whose `protobuf_json` body is `protobuf`, to
+/// `hash`, as earlier builds hashed it: the body, then the blobs ([`feed_blobs`]).
+fn feed_ingest_form(update: &Update, protobuf: &[u8], mut hash: impl FnMut(&[u8])) {
+    hash(protobuf);
+    feed_blobs(update, hash);
+}
+
+/// Feeds each created event's id and blob to `hash`, in event id order.
+fn feed_blobs(update: &Update, mut hash: impl FnMut(&[u8])) {
+    let mut blob = |event: &crate::model::update::CreatedEvent| {
+        hash(&[0]);
+        hash(event.event_id.as_bytes());
+        match &event.created_event_blob {
+            Some(blob) => {
+                hash(&[1]);
+                hash(blob.as_str().as_bytes());
+            }
+            None => hash(&[0]),
+        }
+    };
+    match update {
+        Update::Transaction(tx) => tx.events_by_id.values().for_each(|event| {
+            if let crate::model::update::Event::Created(created) = event {
+                blob(created);
+            }
+        }),
+        Update::Reassignment(r) => {
+            if let crate::model::update::ReassignmentEvent::Assignment(a) = &r.event {
+                blob(&a.created_event);
+            }
+        }
+    }
+}
+
+/// The key of an update's content hash: present exactly when the update is held.
+pub fn hash_key(update_id: &str) -> Vec<u8> {
+    Key::new(keys::UPDATE_HASH).str(update_id).into_bytes()
+}
+
+/// The key of an update's body in `encoding`.
+pub fn body_key(update_id: &str, encoding: Encoding) -> Vec<u8> {
+    let encoding = match encoding {
+        Encoding::CompactJson => 0,
+        Encoding::ProtobufJson => 1,
+    };
+    Key::new(keys::UPDATE).str(update_id).byte(encoding).into_bytes()
+}
+
+/// `GET /v{1,2}/updates/{update_id}?ledger_value_encoding=...`
+pub async fn get<S: Store>(
+    store: &S,
+    api: UpdateApi,
+    update_id: PathParam<UpdateId>,
+    query: &str,
+) -> Result<Response, Error> {
+    let update_id = update_id?;
+    let encoding = encoding(query)?;
+    let stored = store
+        .get(&body_key(&update_id, encoding))
+        .await?
+        .ok_or_else(|| Error::NotFound(alloc::format!("update {update_id} not found")))?;
+    let body = response_body(stored, api)
+        .ok_or_else(|| Error::Internal(alloc::format!("stored update {update_id} is unreadable")))?;
+    Ok(Response::json(200, body))
+}
+
+/// The requested value encoding: `ledger_value_encoding`, or its alias
+/// `daml_value_encoding`; `compact_json` when neither is given. Each one given must
+/// name an encoding, and both the same one.
+fn encoding(query: &str) -> Result<Encoding, Error> {
+    let mut chosen = None;
+    for name in ["ledger_value_encoding", "daml_value_encoding"] {
+        let Some(value) = query_param(query, name)? else {
+            continue;
+        };
+        let encoding = Encoding::parse(&value).ok_or_else(|| {
+            Error::BadRequest(alloc::format!("{name} must be compact_json or protobuf_json, not {value:?}"))
+        })?;
+        chosen = Some(agreeing(chosen, name, encoding)?);
+    }
+    Ok(chosen.map_or(Encoding::CompactJson, |(_, encoding)| encoding))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transaction(blob: Option<&str>, workflow: &str) -> Update {
+        let mut created = serde_json::json!({
+            "event_type": "created_event", "event_id": "u:0", "contract_id": "c", "template_id": "p:M:T",
+            "package_name": "p", "create_arguments": {"record": {"fields": []}},
+            "created_at": "2024-01-01T00:00:00Z", "signatories": [], "observers": []
+        });
+        if let Some(blob) = blob {
+            created["created_event_blob"] = serde_json::json!(blob);
+        }
+        Update::parse(&crate::model::json::Json::from(&serde_json::json!({
+            "update_id": "u", "migration_id": 0, "workflow_id": workflow, "record_time": "2024-01-01T00:00:00Z",
+            "synchronizer_id": "s", "effective_at": "2024-01-01T00:00:00Z", "root_event_ids": ["u:0"],
+            "events_by_id": {"u:0": created}
+        })))
+        .expect("a valid transaction")
+    }
+
+    fn hash(update: &Update) -> ContentHash {
+        StoredUpdate::new(update).unwrap().hash().clone()
+    }
+
+    /// The stored entry of `update`'s body in `encoding`.
+    fn stored(update: &Update, encoding: Encoding) -> Vec<u8> {
+        let [_, compact, protobuf] = StoredUpdate::new(update).unwrap().into_entries(update.id());
+        match encoding {
+            Encoding::CompactJson => compact.1,
+            Encoding::ProtobufJson => protobuf.1,
+        }
+    }
+
+    #[test]
+    fn the_stored_hash_covers_every_blob_and_only_the_blobs() {
+        let base = hash(&transaction(Some("AAEC"), ""));
+        assert_eq!((base[0], base.len()), (EVENT_BLOBS, 1 + EVENT_HASH_LEN));
+        assert_eq!(base, hash(&transaction(Some("AAEC"), "")));
+        assert_ne!(base, hash(&transaction(Some("AAED"), "")));
+        assert_ne!(base, hash(&transaction(None, "")));
+        assert_eq!(base, hash(&transaction(Some("AAEC"), "wf")), "the body is compared as it is");
+    }
+
+    #[test]
+    fn a_held_update_matches_only_with_the_same_blobs_and_body() {
+        let update = transaction(Some("AAEC"), "");
+        let stored = StoredUpdate::new(&update).unwrap();
+        let [_, _, (_, body)] = stored.clone().into_entries(update.id());
+        assert!(needs_body(stored.hash()));
+        assert!(stored.matches(&update, stored.hash(), Some(&body)));
+        assert!(!stored.matches(&update, stored.hash(), None), "the body is needed");
+
+        let other_body = transaction(Some("AAEC"), "wf");
+        let other_body_stored = StoredUpdate::new(&other_body).unwrap();
+        assert!(!other_body_stored.matches(&other_body, stored.hash(), Some(&body)));
+        let other_blob = transaction(Some("AAED"), "");
+        let other_blob_stored = StoredUpdate::new(&other_blob).unwrap();
+        let [_, _, (_, other_blob_body)] = other_blob_stored.clone().into_entries(other_blob.id());
+        assert_eq!(other_blob_body, body, "blobs are not in the body");
+        assert!(!other_blob_stored.matches(&other_blob, stored.hash(), Some(&body)));
+        assert!(!stored.matches(&update, &stored.hash()[1..], Some(&body)), "an untagged hash is refused");
+        assert!(!stored.matches(&update, &[], Some(&body)));
+        // Without any blob, the update is the held one, whose blobs were lost on the way.
+        let without = transaction(None, "");
+        let without_stored = StoredUpdate::new(&without).unwrap();
+        assert!(without_stored.matches(&without, stored.hash(), Some(&body)));
+        let without_other_body = transaction(None, "wf");
+        assert!(!StoredUpdate::new(&without_other_body).unwrap().matches(
+            &without_other_body,
+            stored.hash(),
+            Some(&body)
+        ));
+        // Held without a blob, the event cannot gain one.
+        assert!(!stored.matches(&update, without_stored.hash(), Some(&body)));
+    }
+
+    #[test]
+    fn hashes_of_the_whole_ingest_form_from_earlier_builds_still_decide_alone() {
+        let update = transaction(Some("AAEC"), "");
+        let stored = StoredUpdate::new(&update).unwrap();
+        // As earlier builds computed them: the body, then for the one created event a
+        // 0, the event id, a 1 and the blob.
+        let ingest_form = [stored.protobuf_body(), b"\0u:0\x01AAEC"].concat();
+        let mut tagged = alloc::vec![BLAKE3_INGEST_FORM];
+        tagged.extend_from_slice(blake3::hash(&ingest_form).as_bytes());
+        let legacy: [u8; 32] = sha2::Sha256::digest(&ingest_form).into();
+        for held in [&tagged[..], &legacy[..]] {
+            assert!(!needs_body(held));
+            assert!(stored.matches(&update, held, None));
+            let other = transaction(Some("AAED"), "");
+            assert!(!StoredUpdate::new(&other).unwrap().matches(&other, held, None));
+            let other = transaction(Some("AAEC"), "wf");
+            assert!(!StoredUpdate::new(&other).unwrap().matches(&other, held, None));
+        }
+    }
+
+    #[test]
+    fn version_1_puts_the_legacy_offset_first_in_transactions() {
+        let update = transaction(None, "");
+        for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
+            let v1 = response_body(stored(&update, encoding), UpdateApi::V1).expect("a body");
+            assert!(v1.starts_with(br#"{"offset":"000000000000000001","update_id":"u","#));
+            let v2 = response_body(stored(&update, encoding), UpdateApi::V2).expect("a body");
+            let v2: serde_json::Value = serde_json::from_slice(&v2).expect("JSON");
+            assert!(v2.get("offset").is_none());
+            let v1: serde_json::Value = serde_json::from_slice(&v1).expect("JSON");
+            assert_eq!(v1.as_object().map(|o| o.len()), v2.as_object().map(|o| o.len() + 1));
+        }
+    }
+}
