@@ -13,6 +13,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::{FollowError, Follower, Link, Side, to_vec};
@@ -20,6 +21,7 @@ use crate::api::export::{self, Blobs, Position};
 use crate::api::route::UpdateApi;
 use crate::ingest::Summary;
 use crate::model::json::Json;
+use crate::model::json::write::write_str;
 use crate::model::update::{Blob, Event, Update};
 use crate::storage::exec::join;
 
@@ -111,7 +113,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                     ))
                 };
                 let text = match api {
-                    UpdateApi::V1 => super::backfill::without_offset(text),
+                    UpdateApi::V1 => without_offset(text),
                     UpdateApi::V2 => text,
                 };
                 // Items are ingest records but for their blobs: the fast reader takes
@@ -236,4 +238,77 @@ fn archived_contracts(update: &Update) -> impl Iterator<Item = &str> {
         Event::Exercised(exercised) if exercised.consuming => Some(exercised.contract_id.as_str()),
         _ => None,
     })
+}
+
+/// A version-1 item as a stream item: a transaction (an item without an `event`)
+/// without its first `offset` entry. Any other item, and text that is not a JSON
+/// object, is returned as it is, for the item parsers to take or to name what is
+/// wrong with it; every other entry, a repeated key included, is kept, so those
+/// parsers see everything else the upstream sent.
+pub(super) fn without_offset(text: Box<RawValue>) -> Box<RawValue> {
+    let Ok(Entries(mut entries)) = serde_json::from_str::<Entries>(text.get()) else { return text };
+    let offset = entries.iter().position(|(key, _)| key == "offset");
+    let (Some(offset), false) = (offset, entries.iter().any(|(key, _)| key == "event")) else { return text };
+    entries.remove(offset);
+    let mut object = Vec::with_capacity(text.get().len());
+    object.push(b'{');
+    for (n, (key, value)) in entries.iter().enumerate() {
+        if n > 0 {
+            object.push(b',');
+        }
+        write_str(&mut object, key);
+        object.push(b':');
+        object.extend_from_slice(value.get().as_bytes());
+    }
+    object.push(b'}');
+    String::from_utf8(object).ok().and_then(|object| RawValue::from_string(object).ok()).unwrap_or(text)
+}
+
+/// A JSON object's entries in their order, values as text, a repeated key repeated.
+struct Entries(Vec<(String, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = Entries;
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Box<RawValue>>()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(Object)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.into()).expect("JSON")
+    }
+
+    #[test]
+    fn a_version_1_transaction_loses_its_offset_and_nothing_else() {
+        let v1 = r#"{"offset":"000000000000000001","update_id":"u\"1","events_by_id":{"offset":1}}"#;
+        assert_eq!(without_offset(item(v1)).get(), r#"{"update_id":"u\"1","events_by_id":{"offset":1}}"#);
+        let without = r#"{"update_id":"u1","events_by_id":{}}"#;
+        assert_eq!(without_offset(item(without)).get(), without);
+    }
+
+    #[test]
+    fn a_reassignment_keeps_its_offset_and_a_repeated_key_stays_for_the_parsers_to_refuse() {
+        let reassignment = r#"{"update_id":"r1","offset":"41","record_time":"t","event":{}}"#;
+        assert_eq!(without_offset(item(reassignment)).get(), reassignment);
+        let repeated = r#"{"offset":"1","update_id":"u1","offset":"2","update_id":"u2"}"#;
+        assert_eq!(without_offset(item(repeated)).get(), r#"{"update_id":"u1","offset":"2","update_id":"u2"}"#);
+        assert_eq!(without_offset(item("[1, 2]")).get(), "[1, 2]");
+    }
 }
