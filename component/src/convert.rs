@@ -47,7 +47,7 @@ pub fn write_error(error: wit::WriteError) -> WriteError {
     match error {
         wit::WriteError::PreconditionFailed(key) => WriteError::PreconditionFailed { key },
         wit::WriteError::Backend(message) => {
-            WriteError::Store(ledger_node_core::storage::store::StoreError::new(message))
+            WriteError::Store(ledger_node_core::model::error::StoreError::new(message))
         }
     }
 }

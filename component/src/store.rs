@@ -1,6 +1,7 @@
 //! The core's storage port over the component's `store` import.
 
-use ledger_node_core::storage::store::{Entry, Scan, Store, StoreError, WriteBatch, WriteError};
+use ledger_node_core::model::error::StoreError;
+use ledger_node_core::storage::store::{Entry, Scan, Store, WriteBatch, WriteError};
 
 use crate::bindings::ledger::node::store as wit;
 use crate::convert;

@@ -4,7 +4,9 @@
 //! configuration) and a [`Store`]. It checks, in order: routing (404, 405), body size
 //! (413), authentication (401, 403), then parses and serves.
 
+use crate::api;
 use crate::api::admin;
+use crate::api::auth;
 use crate::api::export;
 use crate::api::health;
 use crate::api::history;
@@ -21,7 +23,6 @@ use crate::model::env::Env;
 use crate::model::error::Error;
 use crate::model::names::ApiNames;
 use crate::state;
-use crate::state::ledger;
 use crate::storage::store::Store;
 
 /// Largest request body of the ingest endpoint: 64 MiB.
@@ -75,51 +76,53 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::OpenApi => Ok(openapi::serve(&env.config.names)),
         Route::Livez => Ok(health::live()),
         Route::Readyz => health::ready(store).await,
-        Route::UpdateById { api, update_id } => ledger::updates::get(store, api, update_id, &request.query).await,
+        Route::UpdateById { api, update_id } => history::by_id::get(store, api, update_id, &request.query).await,
         Route::ChoiceContext { transfer_instruction_id, choice } => {
             registry::choice_context(store, env, transfer_instruction_id, choice, body).await
         }
-        Route::EarliestRound => state::rounds::earliest(store).await,
-        Route::MigrationInfo => state::migrations::info(store, body).await,
+        Route::EarliestRound => api::state::earliest_round(store).await,
+        Route::MigrationInfo => api::state::migration_info(store, body).await,
         Route::Updates { api } => history::updates(store, api, body).await,
         Route::ImportUpdates => history::import_updates(store, body).await,
         Route::UpdatesBefore => history::updates_before(store, body).await,
         Route::BackfillingStatus => history::status(store).await,
-        Route::SnapshotTimestampAfter => state::snapshots::after(store, env.config, &request.query).await,
-        Route::ClosedRounds => state::rounds::closed(store).await,
-        Route::CoinPriceVotes => state::votes::latest(store, &ApiNames::new(&env.config.names).price_votes_field).await,
+        Route::SnapshotTimestampAfter => api::state::snapshot_after(store, env.config, &request.query).await,
+        Route::ClosedRounds => api::state::closed_rounds(store).await,
+        Route::CoinPriceVotes => {
+            api::state::price_votes(store, &ApiNames::new(&env.config.names).price_votes_field).await
+        }
         Route::PartyParticipant { domain_id, party_id } => hosting::participant(store, domain_id, party_id).await,
         Route::PartyParticipants { domain_id, party_id } => hosting::participants(store, domain_id, party_id).await,
         Route::RollForwardLsu => hosting::roll_forward(store).await,
         Route::AdminIngest => {
-            admin::authorize(request, env.config)?;
+            auth::authorize(request, env.config)?;
             Ok(Response::ok(&ingest::ingest(body, store, env.config).await?))
         }
         Route::BuyTraffic => wallet::submit(request, body, env, store).await,
         Route::BuyTrafficStatus { tracking_id } => wallet::status(request, tracking_id, env, store).await,
         Route::AdminTick => {
-            admin::authorize(request, env.config)?;
+            auth::authorize(request, env.config)?;
             let report = state::wallet::outcome::tick(env, store).await?;
             Ok(Response::ok(&report).with_log_lines(&report.skipped))
         }
         Route::AdminBuyTrafficRequests => {
-            admin::authorize(request, env.config)?;
+            auth::authorize(request, env.config)?;
             wallet::list(&request.query, store).await
         }
         Route::AdminStoreCheck => {
-            admin::authorize(request, env.config)?;
+            auth::authorize(request, env.config)?;
             admin::store_check(store, &env.entropy).await
         }
         Route::AdminReset => {
-            admin::authorize(request, env.config)?;
+            auth::authorize(request, env.config)?;
             admin::reset(store, env.config).await
         }
         Route::AdminExportState => {
-            admin::authorize(request, env.config)?;
+            auth::authorize(request, env.config)?;
             export::state(store, body).await
         }
         Route::AdminExportBlobs => {
-            admin::authorize(request, env.config)?;
+            auth::authorize(request, env.config)?;
             export::blobs(store, body).await
         }
     }

@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use ledger_node_core::storage::store::{Entry, MemoryStore, Op, Scan, Store, StoreError, WriteBatch, WriteError};
+use ledger_node_core::model::error::StoreError;
+use ledger_node_core::storage::store::{Entry, MemoryStore, Op, Scan, Store, WriteBatch, WriteError};
 
 use crate::lsm::LsmStore;
 

@@ -53,7 +53,8 @@ use std::sync::{Arc, Mutex};
 use fjall::compaction::Leveled;
 use fjall::config::{PartitioningPolicy, PinningPolicy};
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, KvSeparationOptions, PersistMode, Readable as _};
-use ledger_node_core::storage::store::{Entry, Op, Scan, StoreError, WriteBatch, WriteError};
+use ledger_node_core::model::error::StoreError;
+use ledger_node_core::storage::store::{Entry, Op, Scan, WriteBatch, WriteError};
 
 use crate::backend::OpRef;
 

@@ -39,7 +39,8 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use js_sys::Uint8Array;
-use ledger_node_core::storage::store::{self, Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError};
+use ledger_node_core::model::error::StoreError;
+use ledger_node_core::storage::store::{self, Entry, Op, Scan, Store, WriteBatch, WriteError};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result};

@@ -282,7 +282,7 @@ async fn layout_refusal(store: &CachedStore, names: &ledger_node_core::model::co
 /// The answer to every request while a binding is missing, or the store is refused: a
 /// 503 that names the problem, in the body and in the log.
 fn unbound(missing: &str) -> ledger_node_core::Response {
-    let body = ledger_node_core::model::error::envelope(&format!("not ready: {missing}"));
+    let body = ledger_node_core::api::http::envelope(&format!("not ready: {missing}"));
     let mut response = ledger_node_core::Response::json(503, body);
     response.log = Some(missing.to_owned());
     response

@@ -17,7 +17,7 @@
 //! names, reads and writes objects.
 
 use futures_util::future::join_all;
-use ledger_node_core::storage::store::StoreError;
+use ledger_node_core::model::error::StoreError;
 use worker::Bucket;
 
 use crate::cache::escape_key;

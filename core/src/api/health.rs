@@ -34,8 +34,9 @@ mod tests {
     use core::cell::Cell;
 
     use super::*;
+    use crate::model::error::StoreError;
     use crate::storage::exec::block_on;
-    use crate::storage::store::{Entry, MemoryStore, Scan, StoreError, WriteBatch, WriteError};
+    use crate::storage::store::{Entry, MemoryStore, Scan, WriteBatch, WriteError};
 
     /// A store whose every operation fails, counting the calls.
     #[derive(Default)]

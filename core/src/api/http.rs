@@ -6,6 +6,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::model::error::Error;
+use crate::model::ids::percent_decode;
+
 /// An HTTP method. Methods the node never routes are kept verbatim so that a 405
 /// can still be told apart from a 404.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,30 +154,46 @@ impl Response {
     }
 }
 
-/// Decodes `%XX` escapes of a path segment or query component (`+` is kept as is in
-/// paths; see [`query_param`] for query strings). Invalid escapes and invalid UTF-8 are
-/// refused.
-pub fn percent_decode(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return Some(text.into());
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hi = char::from(*hex.first()?).to_digit(16)?;
-            let lo = char::from(*hex.get(1)?).to_digit(16)?;
-            // Two hex digits make at most 255.
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
+/// The response of every [`Error`].
+impl Error {
+    /// The `{"error": ...}` response for this error; server errors keep their detail
+    /// in [`Response::log`].
+    pub fn into_response(self) -> Response {
+        let status = self.status();
+        let (message, log) = match &self {
+            Error::Internal(detail) => {
+                (String::from("internal error; the operator has been told the cause"), Some(detail.clone()))
+            }
+            Error::Store(e) => (
+                String::from("storage backend failed; retry with back-off, and tell the operator if it persists"),
+                Some(alloc::format!("store: {e}")),
+            ),
+            Error::Unavailable(e) => (
+                String::from(
+                    "not ready: the store cannot be read: the storage backend failed; the operator's log has the cause",
+                ),
+                Some(alloc::format!("readiness: store: {e}")),
+            ),
+            _ => (alloc::format!("{self}"), None),
+        };
+        let mut response = Response::json(status, envelope(&message));
+        response.log = log;
+        if let Error::MethodNotAllowed { allowed } = self {
+            response.headers.push(("allow".into(), allowed.into()));
         }
+        response
     }
-    String::from_utf8(out).ok()
+}
+
+/// The envelope of every error, `{"error": message}`, written out directly: no
+/// serializer is involved, so there is no failure to turn into an empty body. The
+/// string is escaped as `serde_json` escapes it.
+pub fn envelope(message: &str) -> Vec<u8> {
+    let mut body = Vec::with_capacity(message.len() + 12);
+    body.extend_from_slice(br#"{"error":"#);
+    crate::model::json::write::write_str(&mut body, message);
+    body.push(b'}');
+    body
 }
 
 /// The decoded value of query parameter `name` (`None` when absent); a 400 naming it
@@ -201,15 +220,7 @@ pub fn query_param(query: &str, name: &str) -> Result<Option<String>, crate::mod
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percent_decoding_handles_escapes_and_refuses_bad_ones() {
-        assert_eq!(percent_decode("a%3A%3Ab").as_deref(), Some("a::b"));
-        assert_eq!(percent_decode("plain").as_deref(), Some("plain"));
-        assert_eq!(percent_decode("%zz"), None);
-        assert_eq!(percent_decode("%4"), None);
-        assert_eq!(percent_decode("%ff"), None);
-    }
+    use crate::model::error::StoreError;
 
     #[test]
     fn query_parameters_are_found_and_decoded() {
@@ -236,5 +247,45 @@ mod tests {
         assert_eq!(req.header_values("Authorization").collect::<alloc::vec::Vec<_>>(), ["Bearer t", "Bearer u"]);
         assert_eq!(req.query, "x=1");
         assert_eq!(req.path, "/version");
+    }
+
+    #[test]
+    fn client_errors_say_what_is_wrong() {
+        let r = Error::BadRequest("line 3: missing field `update_id`".into()).into_response();
+        assert_eq!(r.status, 400);
+        assert_eq!(r.body, br#"{"error":"line 3: missing field `update_id`"}"#);
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        assert_eq!(r.log, None);
+    }
+
+    #[test]
+    fn server_errors_are_masked_and_logged() {
+        let r = Error::Store(StoreError::new("disk I/O error")).into_response();
+        assert_eq!(r.status, 500);
+        assert!(!String::from_utf8_lossy(&r.body).contains("disk"));
+        assert_eq!(r.log.as_deref(), Some("store: disk I/O error"));
+    }
+
+    #[test]
+    fn unsupported_requests_are_500_and_say_why() {
+        let r = Error::Unsupported("party p is hosted on several participants".into()).into_response();
+        assert_eq!(r.status, 500);
+        assert_eq!(r.body, br#"{"error":"party p is hosted on several participants"}"#);
+        assert_eq!(r.log, None);
+    }
+
+    #[test]
+    fn the_envelope_is_the_json_object_serde_json_writes() {
+        for message in ["", "plain", "a \"quoted\" \\ line\n", "control \u{1} and \u{7f}", "naïve ünïcode"] {
+            let expected = serde_json::to_vec(&serde_json::json!({ "error": message })).unwrap();
+            assert_eq!(envelope(message), expected, "{message:?}");
+        }
+    }
+
+    #[test]
+    fn method_not_allowed_names_the_allowed_method() {
+        let r = Error::MethodNotAllowed { allowed: "POST" }.into_response();
+        assert_eq!(r.status, 405);
+        assert_eq!(r.header("allow"), Some("POST"));
     }
 }

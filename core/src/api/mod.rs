@@ -10,5 +10,6 @@ pub mod http;
 pub mod openapi;
 pub mod registry;
 pub mod route;
+pub mod state;
 pub mod version;
 pub mod wallet;

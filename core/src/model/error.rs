@@ -1,11 +1,9 @@
-//! The core's error type, its status map and the one JSON error envelope.
+//! The core's error type and its status map, and the storage backend's failure it
+//! carries. Every layer reports with it; the API turns it into the one JSON error
+//! envelope ([`Error::into_response`], in [`crate::api::http`]).
 
 use alloc::string::String;
-use alloc::vec::Vec;
 use core::fmt;
-
-use crate::api::http::Response;
-use crate::storage::store::StoreError;
 
 /// Everything a request can fail with. Client errors carry a message a person can act
 /// on; server errors carry detail for the operator's log, and the client sees a
@@ -64,34 +62,6 @@ impl Error {
             Error::Unavailable(_) => 503,
         }
     }
-
-    /// The `{"error": ...}` response for this error; server errors keep their detail
-    /// in [`Response::log`].
-    pub fn into_response(self) -> Response {
-        let status = self.status();
-        let (message, log) = match &self {
-            Error::Internal(detail) => {
-                (String::from("internal error; the operator has been told the cause"), Some(detail.clone()))
-            }
-            Error::Store(e) => (
-                String::from("storage backend failed; retry with back-off, and tell the operator if it persists"),
-                Some(alloc::format!("store: {e}")),
-            ),
-            Error::Unavailable(e) => (
-                String::from(
-                    "not ready: the store cannot be read: the storage backend failed; the operator's log has the cause",
-                ),
-                Some(alloc::format!("readiness: store: {e}")),
-            ),
-            _ => (alloc::format!("{self}"), None),
-        };
-        let mut response = Response::json(status, envelope(&message));
-        response.log = log;
-        if let Error::MethodNotAllowed { allowed } = self {
-            response.headers.push(("allow".into(), allowed.into()));
-        }
-        response
-    }
 }
 
 impl fmt::Display for Error {
@@ -117,64 +87,27 @@ impl fmt::Display for Error {
     }
 }
 
-/// The envelope of every error, `{"error": message}`, written out directly: no
-/// serializer is involved, so there is no failure to turn into an empty body. The
-/// string is escaped as `serde_json` escapes it.
-pub fn envelope(message: &str) -> Vec<u8> {
-    let mut body = Vec::with_capacity(message.len() + 12);
-    body.extend_from_slice(br#"{"error":"#);
-    crate::model::json::write::write_str(&mut body, message);
-    body.push(b'}');
-    body
-}
-
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Self {
         Error::Store(e)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A failure of the storage backend (I/O, a lost connection, a bad schema).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError {
+    message: String,
+}
 
-    #[test]
-    fn client_errors_say_what_is_wrong() {
-        let r = Error::BadRequest("line 3: missing field `update_id`".into()).into_response();
-        assert_eq!(r.status, 400);
-        assert_eq!(r.body, br#"{"error":"line 3: missing field `update_id`"}"#);
-        assert_eq!(r.header("content-type"), Some("application/json"));
-        assert_eq!(r.log, None);
+impl StoreError {
+    /// A backend failure described by `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        StoreError { message: message.into() }
     }
+}
 
-    #[test]
-    fn server_errors_are_masked_and_logged() {
-        let r = Error::Store(StoreError::new("disk I/O error")).into_response();
-        assert_eq!(r.status, 500);
-        assert!(!String::from_utf8_lossy(&r.body).contains("disk"));
-        assert_eq!(r.log.as_deref(), Some("store: disk I/O error"));
-    }
-
-    #[test]
-    fn unsupported_requests_are_500_and_say_why() {
-        let r = Error::Unsupported("party p is hosted on several participants".into()).into_response();
-        assert_eq!(r.status, 500);
-        assert_eq!(r.body, br#"{"error":"party p is hosted on several participants"}"#);
-        assert_eq!(r.log, None);
-    }
-
-    #[test]
-    fn the_envelope_is_the_json_object_serde_json_writes() {
-        for message in ["", "plain", "a \"quoted\" \\ line\n", "control \u{1} and \u{7f}", "naïve ünïcode"] {
-            let expected = serde_json::to_vec(&serde_json::json!({ "error": message })).unwrap();
-            assert_eq!(envelope(message), expected, "{message:?}");
-        }
-    }
-
-    #[test]
-    fn method_not_allowed_names_the_allowed_method() {
-        let r = Error::MethodNotAllowed { allowed: "POST" }.into_response();
-        assert_eq!(r.status, 405);
-        assert_eq!(r.header("allow"), Some("POST"));
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
     }
 }

@@ -33,9 +33,9 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
-use crate::api::http::percent_decode;
 use crate::model::error::Error;
 
 /// The most bytes an id may have.
@@ -78,6 +78,32 @@ fn decode_path_param(raw: &str, field: &str) -> Result<String, BadId> {
         Some(problem) => Err(BadId(format!("{field} {problem}"))),
         None => Ok(id),
     }
+}
+
+/// Decodes `%XX` escapes of a path segment or query component (`+` is kept as is in
+/// paths; see [`query_param`](crate::api::http::query_param) for query strings). Invalid escapes and invalid UTF-8 are
+/// refused.
+pub fn percent_decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.into());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hi = char::from(*hex.first()?).to_digit(16)?;
+            let lo = char::from(*hex.get(1)?).to_digit(16)?;
+            // Two hex digits make at most 255.
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Defines a typed id: a `String` of at most [`MAX_ID_BYTES`] bytes, made by checking.
@@ -296,5 +322,14 @@ mod tests {
         let long = shown(&"x".repeat(900_000));
         assert!(long.len() < 100, "{long}");
         assert!(long.ends_with("… (900000 bytes)"), "{long}");
+    }
+
+    #[test]
+    fn percent_decoding_handles_escapes_and_refuses_bad_ones() {
+        assert_eq!(percent_decode("a%3A%3Ab").as_deref(), Some("a::b"));
+        assert_eq!(percent_decode("plain").as_deref(), Some("plain"));
+        assert_eq!(percent_decode("%zz"), None);
+        assert_eq!(percent_decode("%4"), None);
+        assert_eq!(percent_decode("%ff"), None);
     }
 }

@@ -1,25 +1,19 @@
-//! Network state derived at ingest, and the endpoints that serve it.
+//! The state layer: what ingest keeps, derived from the ledger, with no request or
+//! response of its own (the API serves it: [`crate::api`]).
 //!
-//! Three [`Projection`]s of the ledger keep it, each applied by ingest to every new
-//! update after the ledger has stored it and updated the active contract set, with
-//! the keys they read prefetched: [`Migrations`] (with the snapshot index it feeds),
-//! [`Rounds`] and [`PriceVotes`]. So each endpoint answers from keys it can read
-//! directly or scan with a small limit:
+//! - [`ledger`]: every update as stored, and the active contract set.
+//! - [`projection`]: the shape of what else ingest keeps. Four [`Projection`]s of the
+//!   ledger keep it, each applied by ingest to every new update after the ledger has
+//!   stored it and updated the active contract set, with the keys they read
+//!   prefetched: [`Migrations`] (with the snapshot index it feeds), [`Rounds`],
+//!   [`PriceVotes`] (here) and the ledger's outcomes of wallet requests
+//!   ([`wallet::outcome::LedgerOutcomes`]).
+//! - [`network`]: the network records (topology, backfill, the roll-forward plan,
+//!   wallet users) that come in beside updates, each replacing the state it names.
+//! - [`wallet`]: buy-traffic requests as stored, and what becomes of them.
 //!
-//! | endpoint | module | store reads |
-//! |---|---|---|
-//! | `GET .../rounds/earliest-available` | [`rounds`] | 1 scan (limit 1) |
-//! | `POST /v0/backfilling/migration-info` | [`migrations`] | 3 scans and 1 get |
-//! | `GET /v0/state/acs/snapshot-timestamp-after` | [`snapshots`] | 1 get and 1 scan (limit 1) |
-//! | `GET /v0/closed-rounds` | [`rounds`] | 1 scan (limit [`rounds::MAX_CLOSED_ROUNDS`]) |
-//! | `GET /v0/{coin}-price/votes` | [`votes`] | one scan (limit 1) per SV with an active vote, plus 1 |
-//! | `GET /v0/domains/{d}/parties/{p}/participant-id` | [`hosting`] | 1 get |
-//! | `GET /v1/domains/{d}/parties/{p}/participant-id` | [`hosting`] | 1 get |
-//! | `GET /v0/roll-forward-lsu` | [`hosting`] | 1 get |
-//!
-//! Party hosting and the roll-forward plan come from their own ingest records
-//! ([`crate::state::network`]), not from updates. Contract lists (closed rounds, votes) store
-//! each listed contract already rendered ([`listed`]), so serving a list parses no JSON.
+//! Contract lists (closed rounds, votes) store each listed contract already rendered
+//! ([`listed`]), so serving a list parses no JSON.
 
 pub mod ledger;
 pub mod listed;
@@ -157,7 +151,7 @@ mod tests {
         let store = MemoryStore::new();
         block_on(crate::ingest::ingest(vote_batch(template).as_bytes(), &store, config)).unwrap();
         let field = crate::model::names::ApiNames::new(&config.names).price_votes_field;
-        String::from_utf8(block_on(super::votes::latest(&store, &field)).unwrap().body).unwrap()
+        String::from_utf8(block_on(crate::api::state::price_votes(&store, &field)).unwrap().body).unwrap()
     }
 
     #[test]
@@ -190,7 +184,8 @@ mod tests {
         let template = "pkg:Platform.DSO.CoinPrice:CoinPriceVote";
         let config = Config::default();
         let votes = |store: &MemoryStore| {
-            String::from_utf8(block_on(super::votes::latest(store, "coin_price_votes")).unwrap().body).unwrap()
+            String::from_utf8(block_on(crate::api::state::price_votes(store, "coin_price_votes")).unwrap().body)
+                .unwrap()
         };
         // Created and archived in one batch.
         let store = MemoryStore::new();

@@ -1,5 +1,5 @@
 //! Mining rounds: the earliest round with complete reward accounting and the
-//! closed rounds still in post-close processing.
+//! closed rounds still in post-close processing, which [`crate::api::state`] serves.
 //!
 //! Keys (see [`crate::storage::keys`]):
 //!
@@ -18,7 +18,6 @@
 
 use alloc::vec::Vec;
 
-use crate::api::http::Response;
 use crate::model::error::Error;
 use crate::model::names::TemplateNames;
 use crate::model::update::{CreatedEvent, Event, Update};
@@ -26,9 +25,9 @@ use crate::model::value::Value;
 use crate::state::ledger::Archived;
 use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
-use crate::storage::store::{Scan, Store};
+use crate::storage::store::Store;
 
-use super::listed::{ListedContract, read_record, render_list};
+use super::listed::{ListedContract, read_record};
 
 /// Most closed rounds `GET /v0/closed-rounds` lists. The network archives a closed
 /// round once its rewards are processed, so only a handful are ever active.
@@ -122,21 +121,6 @@ pub async fn sync_closed_round<S: Store>(
         stage.delete(closed_key(round, contract_id));
     }
     Ok(())
-}
-
-/// `GET /v0/internal/reward-accounting-process/rounds/earliest-available`: one scan.
-pub async fn earliest<S: Store>(store: &S) -> Result<Response, Error> {
-    let first = store.scan(&Scan::prefix(&[keys::ROUND_COMPLETE], 1)).await?;
-    match first.first().and_then(|(key, _)| keys::decode_i64(key, 1)) {
-        Some(round) => Ok(Response::ok(&serde_json::json!({ "earliest_round": round }))),
-        None => Err(Error::NotFound("No reward accounting data available yet".into())),
-    }
-}
-
-/// `GET /v0/closed-rounds`: one scan.
-pub async fn closed<S: Store>(store: &S) -> Result<Response, Error> {
-    let rounds = store.scan(&Scan::prefix(&[keys::CLOSED_ROUND], MAX_CLOSED_ROUNDS)).await?;
-    Ok(Response::json(200, render_list("rounds", rounds.into_iter().map(|(_, json)| json))))
 }
 
 #[cfg(test)]

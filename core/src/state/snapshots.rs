@@ -1,4 +1,4 @@
-//! Snapshots: `GET /v0/state/acs/snapshot-timestamp-after`.
+//! Snapshots: `GET /v0/state/acs/snapshot-timestamp-after` ([`crate::api::state`]).
 //!
 //! Boundaries are the multiples of the snapshot period since the Unix epoch. Migration
 //! m has a snapshot at boundary B when it has a non-import update recorded before B
@@ -23,14 +23,11 @@
 //! the text. A 404 names the time as normalised: `No snapshots found after
 //! 2024-01-01T00:00:00.000000Z`.
 
-use alloc::format;
 use alloc::vec::Vec;
 use core::ops::RangeInclusive;
 
-use crate::api::http::{Response, query_param};
-use crate::model::config::Config;
 use crate::model::error::Error;
-use crate::model::time::{TIMESTAMP_FORM, Timestamp};
+use crate::model::time::Timestamp;
 use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
 use crate::storage::store::{Scan, Store, prefix_end};
@@ -80,29 +77,14 @@ pub fn note_range<S: crate::storage::store::Store>(
     }
 }
 
-/// A required query parameter.
-fn required(query: &str, name: &str, shape: &str) -> Result<alloc::string::String, Error> {
-    query_param(query, name)?.ok_or_else(|| Error::BadRequest(format!("query parameter {name} is required ({shape})")))
-}
-
-fn parse_query(query: &str) -> Result<(Timestamp, i64), Error> {
-    let after = required(query, "after", TIMESTAMP_FORM)?;
-    let after = Timestamp::parse_named("query parameter after", &after)?;
-    let migration_id = required(query, "migration_id", "an integer (int64)")?;
-    let migration_id = migration_id.parse::<i64>().map_err(|_| {
-        Error::BadRequest(format!("query parameter migration_id must be an integer (int64), not {migration_id:?}"))
-    })?;
-    Ok((after, migration_id))
-}
-
-/// `GET /v0/state/acs/snapshot-timestamp-after?after=T&migration_id=M`: 2 reads.
-pub async fn after<S: Store>(store: &S, config: &Config, query: &str) -> Result<Response, Error> {
-    let (after, migration_id) = parse_query(query)?;
-    let hours = u8::try_from(config.snapshot_period_hours)
-        .ok()
-        .filter(|h| PERIODS_HOURS.contains(h))
-        .ok_or_else(|| Error::Internal(format!("snapshot period of {} hours", config.snapshot_period_hours)))?;
-
+/// The first snapshot after `after` of migration `migration_id` or of a later one, for a
+/// snapshot period of `hours` (microseconds since the epoch): 2 reads.
+pub async fn first_after<S: Store>(
+    store: &S,
+    hours: u8,
+    after: Timestamp,
+    migration_id: i64,
+) -> Result<Option<i64>, Error> {
     let own = match store.get(&migration_range_key(migration_id)).await? {
         Some(bytes) => first_snapshot_after(Range::from_bytes(&bytes)?, after.micros(), hours),
         None => None,
@@ -129,13 +111,7 @@ pub async fn after<S: Store>(store: &S, config: &Config, query: &str) -> Result<
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    match earliest {
-        Some(at) => {
-            let at = Timestamp::from_micros(at).map_err(|e| Error::Internal(format!("a snapshot time: {e}")))?;
-            Ok(Response::ok(&serde_json::json!({ "record_time": format!("{at}") })))
-        }
-        None => Err(Error::NotFound(format!("No snapshots found after {after}"))),
-    }
+    Ok(earliest)
 }
 
 #[cfg(test)]
@@ -166,29 +142,5 @@ mod tests {
         let long = Range { min: H, max: 10 * H };
         assert_eq!(first_snapshot_after(long, 3 * H, 3), Some(6 * H));
         assert_eq!(first_snapshot_after(long, 9 * H, 3), None);
-    }
-
-    #[test]
-    fn query_parameters_are_required_and_named() {
-        assert!(parse_query("after=2024-01-01T00:00:00Z&migration_id=2").is_ok());
-        let nine_digits = parse_query("after=2024-01-01T00:00:00.000001000Z&migration_id=2").unwrap();
-        assert_eq!(nine_digits, (Timestamp::from_micros(1_704_067_200_000_001).unwrap(), 2));
-        let cases = [
-            ("migration_id=1", "query parameter after is required"),
-            ("after=yesterday&migration_id=1", "query parameter after must be"),
-            ("after=2024-01-01T00:00:00Z", "query parameter migration_id is required"),
-            (
-                "after=2024-01-01T00:00:00.0000001Z&migration_id=1",
-                "query parameter after: 2024-01-01T00:00:00.0000001Z has a nonzero digit beyond the microsecond; \
-                 times have microsecond resolution",
-            ),
-            ("after=2024-01-01T00:00:00Z&migration_id=one", "query parameter migration_id must be an integer"),
-        ];
-        for (query, want) in cases {
-            match parse_query(query) {
-                Err(Error::BadRequest(message)) => assert!(message.contains(want), "{message}"),
-                other => panic!("{want}: {other:?}"),
-            }
-        }
     }
 }

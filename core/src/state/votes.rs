@@ -1,4 +1,4 @@
-//! The latest coin price vote of each SV (`GET /v0/{coin}-price/votes`):
+//! The latest coin price vote of each SV ([`crate::api::state::price_votes`]):
 //! `GET /v0/{coin}-price/votes`, answering `{"{coin}_price_votes": [...]}` with the
 //! configured currency word in lower case ([`crate::model::names::ApiNames`]).
 //!
@@ -15,14 +15,13 @@
 
 use alloc::vec::Vec;
 
-use crate::api::http::Response;
 use crate::model::error::Error;
 use crate::state::ledger::Archived;
 use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
 use crate::storage::store::{Scan, Store};
 
-use super::listed::{ListedContract, read_record, render_list};
+use super::listed::{ListedContract, read_record};
 
 /// Most SVs the vote list shows (a network has a few dozen).
 pub const MAX_SVS: usize = 1000;
@@ -68,8 +67,9 @@ fn sv_prefix_len(key: &[u8]) -> Option<usize> {
     }
 }
 
-/// `GET /v0/{coin}-price/votes`: the list under `field` (`coin_price_votes` by default).
-pub async fn latest<S: Store>(store: &S, field: &str) -> Result<Response, Error> {
+/// The latest vote of each SV, at most [`MAX_SVS`], rendered for the list
+/// ([`super::listed`]), in key order: one reverse scan per SV, plus one.
+pub async fn latest<S: Store>(store: &S) -> Result<Vec<Vec<u8>>, Error> {
     let mut scan = Scan::prefix(&[keys::PRICE_VOTE], 1).reversed();
     let mut votes = Vec::new();
     while votes.len() < MAX_SVS {
@@ -83,7 +83,7 @@ pub async fn latest<S: Store>(store: &S, field: &str) -> Result<Response, Error>
         votes.push(json);
     }
     votes.reverse();
-    Ok(Response::json(200, render_list(field, votes)))
+    Ok(votes)
 }
 
 #[cfg(test)]

@@ -12,11 +12,10 @@
 
 use alloc::vec::Vec;
 
-use crate::api::admin;
 use crate::model::error::Error;
 use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
-use crate::storage::store::{Scan, Store, WriteError};
+use crate::storage::store::{Scan, Store, WriteError, write_failed};
 
 /// How often a write is prepared again when others commit while it is prepared.
 pub const ATTEMPTS: usize = 5;
@@ -45,7 +44,7 @@ where
         match store.write(&stage.into_batch()).await {
             Ok(()) => return Ok(Some(value)),
             Err(WriteError::PreconditionFailed { key }) if key == next => continue,
-            Err(e) => return Err(admin::write_failed(e)),
+            Err(e) => return Err(write_failed(e)),
         }
     }
     Ok(None)

@@ -44,8 +44,9 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::model::config::Names;
+use crate::model::error::StoreError;
 use crate::storage::keys;
-use crate::storage::store::{Scan, Store, StoreError, WriteBatch, WriteError};
+use crate::storage::store::{Scan, Store, WriteBatch, WriteError};
 
 /// The layout version this build reads and writes.
 pub const VERSION: u32 = 2;

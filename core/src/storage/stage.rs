@@ -10,7 +10,8 @@ use alloc::collections::BTreeMap;
 use alloc::collections::btree_map::Entry;
 use alloc::vec::Vec;
 
-use crate::storage::store::{Store, StoreError, WriteBatch};
+use crate::model::error::StoreError;
+use crate::storage::store::{Store, WriteBatch};
 
 /// A staged write.
 #[derive(Debug)]

@@ -21,7 +21,7 @@
 use std::borrow::Cow;
 
 use fjall::Slice;
-use ledger_node_core::storage::store::StoreError;
+use ledger_node_core::model::error::StoreError;
 
 use crate::backend::OpRef;
 

@@ -27,9 +27,10 @@
 
 use std::borrow::Cow;
 
+use ledger_node_core::model::error::StoreError;
 use ledger_node_core::state::ledger::contracts::TOMBSTONE;
 use ledger_node_core::storage::keys;
-use ledger_node_core::storage::store::{StoreError, prefix_end};
+use ledger_node_core::storage::store::prefix_end;
 
 /// How many bytes of a BLAKE3 hash stand for the rest of a key of `C` or `H`.
 pub const HASHED_KEY_BYTES: usize = 16;

@@ -45,7 +45,7 @@
 //!   answers it from migration-info, and this node from all three. A held migration
 //!   with nothing in the range asked for is a 200 with no items.
 //!
-//! **Layout.** Ingest writes two index entries for every non-import update, in the
+//! **Layout.** Ingest writes two index entries for every non-import update ([`crate::state::migrations`]), in the
 //! same atomic batch as the update itself, so an index entry never exists without its
 //! bodies:
 //!
@@ -66,9 +66,13 @@
 //! of their backfill records: bounded by the number of migrations, not of updates. The bodies are the ones `GET /v{1,2}/updates/{id}` serves,
 //! stored rendered at ingest: a page concatenates them without parsing any JSON.
 
+pub mod by_id;
+
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+
+use by_id::response_body;
 
 use crate::api::http::Response;
 use crate::api::route::UpdateApi;
@@ -76,9 +80,9 @@ use crate::model::error::Error;
 use crate::model::ids::{SynchronizerId, UpdateId};
 use crate::model::json::{Json, Object};
 use crate::model::time::Timestamp;
-use crate::model::update::Update;
 use crate::model::value::{Encoding, read};
-use crate::state::ledger::updates::{body_key, response_body};
+use crate::state::ledger::updates::body_key;
+use crate::state::migrations::position_prefix;
 use crate::storage::keys::{self, Key};
 use crate::storage::store::{Scan, Store};
 
@@ -90,26 +94,6 @@ pub const MAX_PAGE: u32 = 1000;
 pub const MAX_GROUP: u32 = 10_000;
 /// Most migrations the status and export endpoints look at.
 pub(crate) const MAX_MIGRATIONS: u32 = 1000;
-
-/// The stream index entry of a non-import `update`.
-pub fn stream_key(update: &Update) -> Vec<u8> {
-    position_prefix(update.migration_id(), update.record_time().micros()).str(update.id()).into_bytes()
-}
-
-/// The per-synchronizer index entry of a non-import `update`.
-pub fn synchronizer_key(update: &Update) -> Vec<u8> {
-    Key::new(keys::SYNCHRONIZER_STREAM)
-        .i64(update.migration_id())
-        .str(update.synchronizer_id())
-        .i64(update.record_time().micros())
-        .str(update.id())
-        .into_bytes()
-}
-
-/// `K migration record_time`: the prefix of one group of the stream.
-fn position_prefix(migration_id: i64, record_time: i64) -> Key {
-    Key::new(keys::STREAM).i64(migration_id).i64(record_time)
-}
 
 /// The length of a group's prefix in a `K` key: the tag and two integers.
 const GROUP_PREFIX: usize = 1 + 8 + 8;
@@ -504,12 +488,7 @@ mod tests {
             let body = json!({"page_size": 10, "daml_value_encoding": name}).to_string();
             let (_, page) = call(block_on(updates(&store, api, body.as_bytes())));
             let query = format!("ledger_value_encoding={name}");
-            let (_, item) = call(block_on(crate::state::ledger::updates::get(
-                &store,
-                api,
-                UpdateId::from_path("a", "update_id"),
-                &query,
-            )));
+            let (_, item) = call(block_on(by_id::get(&store, api, UpdateId::from_path("a", "update_id"), &query)));
             assert_eq!(page["transactions"][0], item, "{version} {name}");
         }
     }
@@ -587,12 +566,7 @@ mod tests {
         let store = store(&[import, transaction("a", 0, "s", &at(1))]);
         let by_id = |id: &str| {
             let id = UpdateId::from_path(id, "update_id");
-            let got = block_on(crate::state::ledger::updates::get(
-                &store,
-                UpdateApi::V1,
-                id,
-                "ledger_value_encoding=protobuf_json",
-            ));
+            let got = block_on(by_id::get(&store, UpdateApi::V1, id, "ledger_value_encoding=protobuf_json"));
             call(got).1
         };
         let (_, page) = before(&store, &at(9), 10, None);

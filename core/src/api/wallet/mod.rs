@@ -80,8 +80,7 @@ use alloc::vec::Vec;
 use crate::state::wallet::record::{BuyTrafficRecord, State, Status, contract_index_key, record_key};
 use request::{BuyTraffic, BuyTrafficBody};
 
-use crate::api::admin;
-use crate::api::auth::jwt;
+use crate::api::auth::{self, jwt};
 use crate::api::http::{self, Request, Response};
 use crate::model::env::Env;
 use crate::model::error::Error;
@@ -111,7 +110,7 @@ struct WalletUser {
 
 /// The JWT's subject, after signature and claims checks (401 otherwise).
 fn subject(request: &Request, env: &Env<'_>) -> Result<String, Error> {
-    let token = admin::bearer_token(request)?;
+    let token = auth::bearer_token(request)?;
     Ok(jwt::authenticate(token, env.config, env.now)?.0)
 }
 

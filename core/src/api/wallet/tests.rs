@@ -11,10 +11,11 @@ use serde_json::{Value as Json, json};
 use crate::api::http::{Body, Method, Request, Response};
 use crate::model::config::{self, Config};
 use crate::model::env::Env;
+use crate::model::error::StoreError;
 use crate::model::time::Timestamp;
 use crate::service::handle;
 use crate::storage::exec::block_on;
-use crate::storage::store::{Entry, MemoryStore, Scan, Store, StoreError, WriteBatch, WriteError};
+use crate::storage::store::{Entry, MemoryStore, Scan, Store, WriteBatch, WriteError};
 
 use crate::state::wallet::record::{BuyTrafficRecord, State};
 

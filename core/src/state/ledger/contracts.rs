@@ -23,11 +23,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::model::error::Error;
+use crate::model::error::StoreError;
 use crate::model::update::CreatedEvent;
 use crate::model::value::Encoding;
 use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
-use crate::storage::store::{Scan, Store, StoreError};
+use crate::storage::store::{Scan, Store};
 
 /// What the node knows of a contract.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,4 +1,5 @@
-//! Updates as stored, and `GET /v{1,2}/updates/{update_id}`.
+//! Updates as stored, as `GET /v{1,2}/updates/{update_id}` serves them
+//! ([`crate::api::history::by_id`]).
 //!
 //! Both response bodies are rendered once, at ingest, and each is stored under its own
 //! key, so that serving an update is one store read of just the body asked for: no
@@ -32,21 +33,14 @@ use sha2::Digest;
 
 use super::contracts;
 
-use crate::api::history::agreeing;
-use crate::api::http::{Response, query_param};
-use crate::api::route::UpdateApi;
 use crate::model::error::Error;
-use crate::model::ids::{PathParam, UpdateId};
 use crate::model::update::{CreatedEvent, Event, ReassignmentEvent, Update};
 use crate::model::value::Encoding;
 use crate::storage::keys::{self, Key};
-use crate::storage::store::Store;
 
-const TRANSACTION: u8 = 0;
+/// The kind byte that ends the stored body of a transaction ([`body_key`]).
+pub const TRANSACTION: u8 = 0;
 const REASSIGNMENT: u8 = 1;
-
-/// The `offset` that version 1 of the endpoint reports for every transaction.
-const V1_OFFSET: &[u8] = br#""offset":"000000000000000001","#;
 
 /// The tag of a stored BLAKE3 hash of the whole ingest form (the `protobuf_json` body
 /// and the blobs), which earlier builds stored.
@@ -190,21 +184,6 @@ impl StoredUpdate {
     }
 }
 
-/// The response body for API version `api` from a stored `[body][kind]` entry.
-pub(crate) fn response_body(mut stored: Vec<u8>, api: UpdateApi) -> Option<Vec<u8>> {
-    let kind = stored.pop()?;
-    if api == UpdateApi::V1 && kind == TRANSACTION {
-        // Version 1 adds the legacy offset as the first field of the object.
-        let rest = stored.strip_prefix(b"{")?;
-        let mut v1 = Vec::with_capacity(stored.len() + V1_OFFSET.len());
-        v1.push(b'{');
-        v1.extend_from_slice(V1_OFFSET);
-        v1.extend_from_slice(rest);
-        return Some(v1);
-    }
-    Some(stored)
-}
-
 /// Whether deciding if an update is the one held with stored hash `held` needs the
 /// held update's `protobuf_json` entry ([`body_key`]) too.
 pub fn needs_body(held: &[u8]) -> bool {
@@ -315,41 +294,6 @@ pub fn body_key(update_id: &str, encoding: Encoding) -> Vec<u8> {
     Key::new(keys::UPDATE).str(update_id).byte(encoding).into_bytes()
 }
 
-/// `GET /v{1,2}/updates/{update_id}?ledger_value_encoding=...`
-pub async fn get<S: Store>(
-    store: &S,
-    api: UpdateApi,
-    update_id: PathParam<UpdateId>,
-    query: &str,
-) -> Result<Response, Error> {
-    let update_id = update_id?;
-    let encoding = encoding(query)?;
-    let stored = store
-        .get(&body_key(&update_id, encoding))
-        .await?
-        .ok_or_else(|| Error::NotFound(alloc::format!("update {update_id} not found")))?;
-    let body = response_body(stored, api)
-        .ok_or_else(|| Error::Internal(alloc::format!("stored update {update_id} is unreadable")))?;
-    Ok(Response::json(200, body))
-}
-
-/// The requested value encoding: `ledger_value_encoding`, or its alias
-/// `daml_value_encoding`; `compact_json` when neither is given. Each one given must
-/// name an encoding, and both the same one.
-fn encoding(query: &str) -> Result<Encoding, Error> {
-    let mut chosen = None;
-    for name in ["ledger_value_encoding", "daml_value_encoding"] {
-        let Some(value) = query_param(query, name)? else {
-            continue;
-        };
-        let encoding = Encoding::parse(&value).ok_or_else(|| {
-            Error::BadRequest(alloc::format!("{name} must be compact_json or protobuf_json, not {value:?}"))
-        })?;
-        chosen = Some(agreeing(chosen, name, encoding)?);
-    }
-    Ok(chosen.map_or(Encoding::CompactJson, |(_, encoding)| encoding))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,15 +317,6 @@ mod tests {
 
     fn hash(update: &Update) -> ContentHash {
         StoredUpdate::new(update).unwrap().hash().clone()
-    }
-
-    /// The stored entry of `update`'s body in `encoding`.
-    fn stored(update: &Update, encoding: Encoding) -> Vec<u8> {
-        let [_, compact, protobuf] = StoredUpdate::new(update).unwrap().into_entries(update.id());
-        match encoding {
-            Encoding::CompactJson => compact.1,
-            Encoding::ProtobufJson => protobuf.1,
-        }
     }
 
     #[test]
@@ -444,20 +379,6 @@ mod tests {
             assert!(!StoredUpdate::new(&other).unwrap().matches(&other, held, None));
             let other = transaction(Some("AAEC"), "wf");
             assert!(!StoredUpdate::new(&other).unwrap().matches(&other, held, None));
-        }
-    }
-
-    #[test]
-    fn version_1_puts_the_legacy_offset_first_in_transactions() {
-        let update = transaction(None, "");
-        for encoding in [Encoding::CompactJson, Encoding::ProtobufJson] {
-            let v1 = response_body(stored(&update, encoding), UpdateApi::V1).expect("a body");
-            assert!(v1.starts_with(br#"{"offset":"000000000000000001","update_id":"u","#));
-            let v2 = response_body(stored(&update, encoding), UpdateApi::V2).expect("a body");
-            let v2: serde_json::Value = serde_json::from_slice(&v2).expect("JSON");
-            assert!(v2.get("offset").is_none());
-            let v1: serde_json::Value = serde_json::from_slice(&v1).expect("JSON");
-            assert_eq!(v1.as_object().map(|o| o.len()), v2.as_object().map(|o| o.len() + 1));
         }
     }
 }

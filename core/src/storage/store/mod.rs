@@ -20,31 +20,12 @@ pub mod contract;
 mod memory;
 mod prefixed;
 
-use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt;
 
 pub use memory::MemoryStore;
 pub use prefixed::Prefixed;
 
-/// A failure of the storage backend (I/O, a lost connection, a bad schema).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreError {
-    message: String,
-}
-
-impl StoreError {
-    /// A backend failure described by `message`.
-    pub fn new(message: impl Into<String>) -> Self {
-        StoreError { message: message.into() }
-    }
-}
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
+use crate::model::error::{Error, StoreError};
 
 /// Why a write batch was not applied. Either way, nothing of it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +42,17 @@ pub enum WriteError {
 impl From<StoreError> for WriteError {
     fn from(e: StoreError) -> Self {
         WriteError::Store(e)
+    }
+}
+
+/// A write without preconditions can only fail in the backend.
+pub(crate) fn write_failed(e: WriteError) -> Error {
+    match e {
+        WriteError::Store(e) => Error::Store(e),
+        WriteError::PreconditionFailed { key } => Error::Internal(alloc::format!(
+            "unexpected precondition failure on key {:?}",
+            alloc::string::String::from_utf8_lossy(&key)
+        )),
     }
 }
 
