@@ -7,9 +7,9 @@
 //! service::handle(&Request, &Env { now, entropy, config }, &impl Store) -> Response
 //! ```
 //!
-//! and translates its own request and response types to and from [`http`]'s. Time,
+//! and translates its own request and response types to and from [`api::http`]'s. Time,
 //! randomness and configuration come in through [`Env`]; storage comes through the
-//! [`store::Store`] port, an ordered key-value store with atomic write batches.
+//! [`storage::store::Store`] port, an ordered key-value store with atomic write batches.
 //!
 //! ## State, and how it is written
 //!
@@ -20,34 +20,55 @@
 //! endpoints ◄─ store (each answers from a key or a short scan)
 //! ```
 //!
-//! - **The ledger** ([`ledger`]) is what the node is given: every update, stored
+//! - **The ledger** ([`state::ledger`]) is what the node is given: every update, stored
 //!   rendered in both encodings, and the active contract set its events leave. It is
 //!   the base that everything else is derived from, and it knows nothing of what is
 //!   derived from it.
-//! - **Projections** ([`projection`]) are the rest of the state ingest keeps, one shape
+//! - **Projections** ([`state::projection`]) are the rest of the state ingest keeps, one shape
 //!   each: the keys it reads for an update, fetched with the batch in one round trip,
 //!   and what it stages for an update the ledger has just stored as new.
 //!   [`ingest::projections`] names them all, once: the synchronizers the node has seen
-//!   ([`network::KnownSynchronizers`]), the ledger's outcomes of wallet requests
-//!   ([`wallet::outcome::LedgerOutcomes`]), migrations with their snapshots, rounds and
+//!   ([`state::network::KnownSynchronizers`]), the ledger's outcomes of wallet requests
+//!   ([`state::wallet::outcome::LedgerOutcomes`]), migrations with their snapshots, rounds and
 //!   price votes ([`state`]).
-//! - **The guarded commit** ([`commit`]): a write that reads state first (an ingest
-//!   batch, a page of the tick) stages its reads and writes in a [`stage::Stage`] and
+//! - **The guarded commit** ([`storage::commit`]): a write that reads state first (an ingest
+//!   batch, a page of the tick) stages its reads and writes in a [`storage::stage::Stage`] and
 //!   commits them in one atomic write batch guarded by the ingest generation, prepared
 //!   again on the new state when another such write committed in between. No locks, on
 //!   any store. A wallet submission reads nothing it writes: its one batch claims its
-//!   tracking id with a precondition of its own ([`wallet`]).
-//! - **Network records** ([`network`]: topology, backfill, the roll-forward plan,
+//!   tracking id with a precondition of its own ([`api::wallet`]).
+//! - **Network records** ([`state::network`]: topology, backfill, the roll-forward plan,
 //!   wallet users) come in beside updates in the same ingest batches, and each
 //!   replaces the state it names.
 //!
-//! Modules depend one way: the store port and the stage at the bottom, the ledger on
-//! them, the projections on the ledger, ingest and the endpoints on top. Nothing calls
-//! back up, so no two modules depend on each other.
+//! ## Layers
+//!
+//! Layers are folders, and imports go one way: a module uses its own layer and the
+//! layers below it, never one above, and no two modules with the same parent use each
+//! other. The test `layers.rs` of `ledger-node-tests` reads the sources and fails on an
+//! import that goes up a layer or on a cycle between sibling modules (unit tests are
+//! exempt: a test of any module may drive the whole node through [`handle`]).
+//!
+//! | rank | layer | what it holds |
+//! |---|---|---|
+//! | 0 | [`model`] | the update and value model ([`model::update`], [`model::value`]), ids, times, template names, the strict JSON reader and writer, the error type with its status map ([`model::error`]), and what a host hands in: the configuration with the JWK set it parses ([`model::config`], [`model::jwks`]) and the per-request [`Env`] |
+//! | 1 | [`storage`] | the store port, its memory adapter and its contract suite ([`storage::store`]), the keyspace ([`storage::keys`]), the layout version ([`storage::layout`]), the [`storage::stage::Stage`], the guarded commit, and the executor for stores that answer at once ([`storage::exec`]) |
+//! | 2 | [`state`] | what ingest keeps: the ledger, the projections of it, the network records and the wallet's requests; no request or response |
+//! | 3 | [`api`] | requests and responses ([`api::http`], which also turns an [`Error`] into its response), routing ([`api::route`]), credentials ([`api::auth`]), and one module per endpoint group |
+//! | 4 | [`ingest`], [`follow`] | the write path of ingest batches; the follower, which drives a node through the API |
+//! | 5 | [`service`] | the dispatcher: each route to its endpoint |
+//!
+//! The configuration, the environment and the error type are at the bottom because
+//! every layer reads them and they read nothing but the model: a config value and the
+//! 400 a bad id or time is are parsed at the edge like any other model type. The
+//! executor is storage's: it drives the futures of a store that answers at once. The
+//! dispatcher is above ingest rather than in the API because `POST /v0/admin/ingest`
+//! runs ingest: so the API never depends on the write path, and ingest stays a plain
+//! function of a batch and a store (the benchmarks and the demo's tests call it so).
 //!
 //! ## The model
 //!
-//! An update's and a value's shape is declared once ([`update`], [`value`]): each type
+//! An update's and a value's shape is declared once ([`model::update`], [`model::value`]): each type
 //! lives in one module with its one reader and its one writer. The reader is generic
 //! over where it reads from, a parsed JSON document that names the path of every
 //! problem or an ingest line read straight from its bytes, and the writer writes both
@@ -60,26 +81,26 @@
 //! | host | crate | store adapter | how it drives the future |
 //! |---|---|---|---|
 //! | Cloudflare Worker | `ledger-node-worker` | D1 (KV caches immutable bodies) | the isolate's event loop |
-//! | WASI 0.2 component | `ledger-node-component` | the WIT `store` import | [`exec::block_on`] |
+//! | WASI 0.2 component | `ledger-node-component` | the WIT `store` import | [`storage::exec::block_on`] |
 //! | native wasmtime host | `ledger-node` (in `host/`) | fjall or memory, behind the component's import | inside the component |
 //!
 //! The native host does not link this crate's request handling into its binary: it
 //! runs the component, so the tests exercise exactly what is deployed. The cross-host
 //! suites (`ledger-node-tests`, in `tests/`) also link this crate directly to run the
-//! same scenarios against [`store::MemoryStore`].
+//! same scenarios against [`storage::store::MemoryStore`].
 //!
 //! ## Following
 //!
 //! [`follow::sync`] keeps a node current from an upstream node. It is the one piece a
 //! host runs beside the handler rather than through it: it speaks HTTP-shaped requests
-//! over two [`follow::Link`]s, the upstream (its history stream and the [`export`]
+//! over two [`follow::Link`]s, the upstream (its history stream and the [`api::export`]
 //! endpoints) and the node itself (its export state and `POST /v0/admin/ingest`), so
 //! the worker's cron and `ledger-node follow` (whose local link is the component) run
 //! the same follower, and everything it applies goes through ingest.
 //!
 //! ## Order of checks
 //!
-//! Routing ([`route`]: every route at the root, most also under the base path
+//! Routing ([`api::route`]: every route at the root, most also under the base path
 //! `/api/scan` or `/api/validator`; 404, then 405), body size (413, limits from
 //! [`body_limit`], the same under a base path as at the root),
 //! authentication (401, 403), parsing (400), then the endpoint's own rules. Every error
@@ -87,41 +108,41 @@
 //!
 //! ## Bounds
 //!
-//! - **Ids** ([`ids`]): every update, contract, party, synchronizer, participant,
-//!   tracking, user and transfer instruction id is at most [`ids::MAX_ID_BYTES`] (512)
+//! - **Ids** ([`model::ids`]): every update, contract, party, synchronizer, participant,
+//!   tracking, user and transfer instruction id is at most [`model::ids::MAX_ID_BYTES`] (512)
 //!   bytes wherever it enters: ingest records (a 400 naming the line and the field),
 //!   path parameters after percent-decoding and request bodies (a 400 naming the
 //!   parameter or field), and the wallet token's subject (a 401).
-//! - **Jobs and lists** ([`wallet`]): the scheduled tick and the admin list read their
+//! - **Jobs and lists** ([`api::wallet`]): the scheduled tick and the admin list read their
 //!   records in pages of bounded size, a bounded number of pages a call, and skip a
 //!   record they cannot read, naming it in [`Response::log`] (and
-//!   [`wallet::TickReport::skipped`]) instead of failing as a whole.
-//! - **Request bodies** are read with the node's strict JSON reader ([`json`]): a key
+//!   [`state::wallet::outcome::TickReport::skipped`]) instead of failing as a whole.
+//! - **Request bodies** are read with the node's strict JSON reader ([`model::json`]): a key
 //!   repeated within one object is a 400 naming it.
-//! - **Credentials**: exactly one `Authorization` header ([`admin::bearer_token`]);
+//! - **Credentials**: exactly one `Authorization` header ([`api::auth::bearer_token`]);
 //!   wallet tokens must not carry `crit`, their times must be integers, and they may
-//!   expire at most `LEDGER_NODE_JWT_MAX_TTL_HOURS` ahead ([`wallet::jwt`]).
+//!   expire at most `LEDGER_NODE_JWT_MAX_TTL_HOURS` ahead ([`api::auth::jwt`]).
 //!
 //! ## Clients of the network's own apps
 //!
 //! The node answers the way the network's own apps do, so their clients need no change:
 //!
-//! - **Spellings** ([`names::ApiNames`]): the price votes path and field and the coin
+//! - **Spellings** ([`model::names::ApiNames`]): the price votes path and field and the coin
 //!   rules context key carry the configured currency word (`LEDGER_NODE_NAMES_COIN`) in
 //!   lower case: `/v0/amulet-price/votes`, `amulet_price_votes`, `amulet-rules` on a
 //!   network whose coin is `Amulet`; only that spelling is served.
-//! - **Base paths** ([`route::Base`]): besides the root, the history, state and registry
+//! - **Base paths** ([`api::route::Base`]): besides the root, the history, state and registry
 //!   endpoints answer under `/api/scan`, the wallet under `/api/validator`.
-//! - **Times** ([`time`]): request and ingest timestamps take 0 to 9 fractional digits,
+//! - **Times** ([`model::time`]): request and ingest timestamps take 0 to 9 fractional digits,
 //!   those beyond the microsecond zero; answers always carry six.
-//! - **Probes and description** ([`health`], [`openapi`]): `GET /livez`, `GET /readyz`
+//! - **Probes and description** ([`api::health`], [`api::openapi`]): `GET /livez`, `GET /readyz`
 //!   (503 when the store cannot be read) and the OpenAPI document at `GET /openapi.json`.
 //!
 //! ## Keyspace
 //!
-//! Keys beginning with `0xff` are the node's scratch space ([`admin::SCRATCH_PREFIX`]);
+//! Keys beginning with `0xff` are the node's scratch space ([`api::admin::SCRATCH_PREFIX`]);
 //! the ledger's keyspace is documented with the modules that own it. Every store holds
-//! the version of that layout ([`layout`]), which each host checks before it serves:
+//! the version of that layout ([`storage::layout`]), which each host checks before it serves:
 //! a store of another layout is refused, with what to do about it.
 
 #![no_std]
