@@ -74,7 +74,7 @@ use worker::kv::KvStore;
 use worker::{D1PreparedStatement, D1Result, console_error};
 
 use crate::d1::D1Store;
-use crate::r2::BodyBucket;
+use crate::r2::{BodyBucket, escape_key};
 use memory::{IsolateCache, View};
 
 /// The KV namespace binding of the second tier (`wrangler.toml`).
@@ -178,20 +178,8 @@ fn body_effect(op: &Op) -> BodyEffect {
     }
 }
 
-/// Appends `key` to `name`, its bytes outside printable ASCII (and `%`) written `%XX`:
-/// the key part of KV keys and R2 object names.
-pub fn escape_key(name: &mut String, key: &[u8]) {
-    for &byte in key {
-        if byte.is_ascii_graphic() && byte != b'%' {
-            name.push(char::from(byte));
-        } else {
-            name.push_str(&format!("%{byte:02X}"));
-        }
-    }
-}
-
-/// The KV key of a body: `body/<generation>/<key>`, the key escaped ([`escape_key`]).
-/// `None` if KV would refuse it.
+/// The KV key of a body: `body/<generation>/<key>`, the key escaped as in R2's object
+/// names ([`escape_key`]). `None` if KV would refuse it.
 fn kv_key(generation: &str, key: &[u8]) -> Option<String> {
     let mut name = format!("body/{generation}/");
     escape_key(&mut name, key);
