@@ -1,12 +1,12 @@
 //! The worker's [`Store`]: D1 for the node's state, R2 for update bodies, and a cache
 //! of the bodies in front of R2.
 //!
-//! Update bodies (keys of table `U`, [`ledger_node_core::storage::keys`]) never change once
-//! written: ingesting different content under a held update id is a 409 that writes
-//! nothing. Only a reset (`POST /v0/admin/reset`, which deletes every key) takes them
-//! back. They are most of what the node stores, so they live in the R2 bucket bound as
-//! `BODIES` ([`crate::r2`]) and D1 keeps everything else. [`CachedStore`] reads a body
-//! from, in order,
+//! Update bodies (keys of table `U`) are read one key at a time and never change once
+//! written, as the core declares ([`ledger_node_core::storage::keys::TABLES`]): ingesting
+//! different content under a held update id is a 409 that writes nothing. Only a reset
+//! (`POST /v0/admin/reset`, which deletes every key) takes them back. They are most of
+//! what the node stores, so they live in the R2 bucket bound as `BODIES` ([`crate::r2`])
+//! and D1 keeps everything else. [`CachedStore`] reads a body from, in order,
 //!
 //! 1. the isolate's memory ([`memory`]): up to [`MEMORY_BYTES`], evicted by
 //!    `quick_cache`'s policy (a body read again outlasts bodies read once), filled by
@@ -64,18 +64,18 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use futures_util::future::{join, join_all};
-use ledger_node_core::model::error::StoreError;
-use ledger_node_core::model::time::Timestamp;
-use ledger_node_core::state::ledger::updates::hash_key;
 use ledger_node_core::storage::keys;
+use ledger_node_core::state::ledger::updates::hash_key;
+use ledger_node_core::model::error::StoreError;
 use ledger_node_core::storage::store::{Entry, Op, Scan, Store, WriteBatch, WriteError, prefix_end};
+use ledger_node_core::model::time::Timestamp;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::kv::KvStore;
 use worker::{D1PreparedStatement, D1Result, console_error};
 
 use crate::d1::D1Store;
-use crate::r2::BodyBucket;
+use crate::r2::{BodyBucket, escape_key};
 use memory::{IsolateCache, View};
 
 /// The KV namespace binding of the second tier (`wrangler.toml`).
@@ -112,9 +112,20 @@ fn isolate<R>(f: impl FnOnce(&mut IsolateCache) -> R) -> R {
     ISOLATE.with(|cell| f(&mut cell.borrow_mut()))
 }
 
+/// The table whose values are kept in R2 and cached, not in D1: the update bodies,
+/// most of the bytes the node stores. The tiers rely on the core reading it one key at
+/// a time and never changing a value once written, as it declares
+/// ([`ledger_node_core::storage::keys::TABLES`]); the build fails when it does not.
+const BODIES: u8 = keys::UPDATE;
+
+const _: () = assert!(
+    matches!(keys::table(BODIES), Some(keys::Table { access: keys::Access::Point, immutable: true, .. })),
+    "the worker keeps the values of a table in R2 that the core scans or changes"
+);
+
 /// Whether `key` is an update body's, the keys kept in R2.
 fn is_body(key: &[u8]) -> bool {
-    key.first() == Some(&keys::UPDATE)
+    key.first() == Some(&BODIES)
 }
 
 /// The key of the hash of the update whose body is under `body_key`
@@ -168,20 +179,8 @@ fn body_effect(op: &Op) -> BodyEffect {
     }
 }
 
-/// Appends `key` to `name`, its bytes outside printable ASCII (and `%`) written `%XX`:
-/// the key part of KV keys and R2 object names.
-pub fn escape_key(name: &mut String, key: &[u8]) {
-    for &byte in key {
-        if byte.is_ascii_graphic() && byte != b'%' {
-            name.push(char::from(byte));
-        } else {
-            name.push_str(&format!("%{byte:02X}"));
-        }
-    }
-}
-
-/// The KV key of a body: `body/<generation>/<key>`, the key escaped ([`escape_key`]).
-/// `None` if KV would refuse it.
+/// The KV key of a body: `body/<generation>/<key>`, the key escaped as in R2's object
+/// names ([`escape_key`]). `None` if KV would refuse it.
 fn kv_key(generation: &str, key: &[u8]) -> Option<String> {
     let mut name = format!("body/{generation}/");
     escape_key(&mut name, key);

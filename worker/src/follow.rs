@@ -41,11 +41,11 @@ pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
         .or_else(|_| env.var(UPSTREAM_TOKEN).map(|v| v.to_string()))
         .ok()
         .filter(|t| !t.is_empty());
-    let mut config = crate::model::config(env).map_err(|e| e.to_string())?;
+    let mut config = crate::config(env).map_err(|e| e.to_string())?;
     let local_token = hex(&crate::entropy().map_err(|e| e.to_string())?);
     config.admin_token = Some(local_token.clone());
     let now = crate::now().map_err(|e| e.to_string())?;
-    let store = crate::storage::store(env, now).map_err(|e| e.to_string())?;
+    let store = crate::store(env, now).map_err(|e| e.to_string())?;
     let upstream = Upstream { url, token };
     let local = Local { store: &store, config: &config, token: local_token };
     // Not pipelined: two ingest requests at once could commit out of order in D1.

@@ -2,25 +2,23 @@
 //! of D1.
 //!
 //! A body (a key of table `U`, [`ledger_node_core::storage::keys`]) is one object named
-//! `bodies/<generation>/<key>`, the key escaped as in the KV tier
-//! ([`crate::cache::escape_key`]) and the generation the body cache's
-//! ([`crate::cache`]): a reset replaces the generation, and with it every name, so the
-//! old objects are unreachable at once and can be removed at leisure (a lifecycle rule
-//! on their prefix, or `wrangler r2 object delete`).
+//! `bodies/<generation>/<key>`, the key escaped ([`escape_key`], as the KV tier's keys
+//! are too) and the generation the body cache's ([`CachedStore`](crate::CachedStore)):
+//! a reset replaces the generation, and with it every name, so the old objects are
+//! unreachable at once and can be removed at leisure (a lifecycle rule on their prefix,
+//! or `wrangler r2 object delete`).
 //!
 //! The bucket is not the authority on whether an update is held: D1 is. The objects
 //! are written before the D1 transaction that makes their updates visible, and a body
 //! is served only while D1 holds its update's hash (`H`, present exactly when the
 //! update is held). So an ingest batch that fails after its bodies were put leaves
 //! objects that nothing serves, and running it again writes the same names with the
-//! same bytes. [`crate::cache::CachedStore`] does that bookkeeping; this module only
-//! names, reads and writes objects.
+//! same bytes. [`CachedStore`](crate::CachedStore) does that bookkeeping; this module
+//! only names, reads and writes objects.
 
 use futures_util::future::join_all;
 use ledger_node_core::model::error::StoreError;
 use worker::Bucket;
-
-use crate::cache::escape_key;
 
 /// The R2 bucket binding of the update bodies (`wrangler.toml`).
 pub const R2_BINDING: &str = "BODIES";
@@ -30,6 +28,18 @@ const MAX_OBJECT_NAME_BYTES: usize = 1024;
 
 /// The most R2 operations one call keeps in flight.
 const IN_FLIGHT: usize = 64;
+
+/// Appends `key` to `name`, its bytes outside printable ASCII (and `%`) written `%XX`:
+/// the key part of R2 object names and of the KV tier's keys.
+pub fn escape_key(name: &mut String, key: &[u8]) {
+    for &byte in key {
+        if byte.is_ascii_graphic() && byte != b'%' {
+            name.push(char::from(byte));
+        } else {
+            name.push_str(&format!("%{byte:02X}"));
+        }
+    }
+}
 
 /// The name of the object that holds the body under `key` in `generation`.
 pub fn object_name(generation: &str, key: &[u8]) -> Result<String, StoreError> {

@@ -5,34 +5,51 @@
 //! and end with `0x00 0x01`, so no string's key is a prefix of another's; signed
 //! integers are 8 bytes big-endian with the sign bit flipped.
 //!
-//! | tag | key | value | written by |
-//! |---|---|---|---|
-//! | `G` | `G` generation | empty; the last key is the ingest generation | every guarded commit: ingest batches, the tick's pages ([`crate::storage::commit`]) |
-//! | `H` | `H` update_id | hash (BLAKE3, tagged) of the created events' blobs, the part of the ingest form the `protobuf_json` body leaves out ([`crate::state::ledger::updates`]) | ingest |
-//! | `U` | `U` update_id encoding | `[body][kind]`: the pre-rendered `GET /v2/updates` body in one encoding | ingest |
-//! | `C` | `C` contract_id | [`crate::state::ledger::ContractRecord`] (JSON) | ingest: created and consuming exercised events |
-//! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) |
-//! | `R` | `R` contract_id counter kind | synchronizer id | ingest: reassignment events (kind 0 unassign, 1 assign) |
-//! | `P` | `P` synchronizer party | hosting participant ids (JSON array) | topology records |
-//! | `S` | `S` synchronizer | empty | updates and topology records naming a synchronizer |
-//! | `B` | `B` migration | backfill completeness (JSON) | backfill records |
-//! | `L` | `L` | the planned roll-forward upgrade (JSON) | roll_forward_lsu records |
-//! | `W` | `W` user_id | party id | wallet_user records |
-//! | `E` | `E` round kind | empty | ingest: a non-import creation of the round's open (0) or closed (1) round ([`crate::state::rounds`]) |
-//! | `Q` | `Q` round | empty | ingest: rounds with both creations held |
-//! | `D` | `D` round contract_id | the contract as listed | ingest: active closed rounds |
-//! | `V` | `V` sv created_at contract_id | the contract as listed | ingest: active price votes ([`crate::state::votes`]) |
-//! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) |
-//! | `N` | `N` migration | record time range | ingest: non-import updates |
-//! | `I` | `I` migration update_id | update id | ingest: import updates |
-//! | `K` | `K` migration record_time update_id | empty | ingest: non-import updates, in stream order ([`crate::api::history`]) |
-//! | `J` | `J` migration synchronizer record_time update_id | empty | ingest: non-import updates, per synchronizer ([`crate::api::history`]) |
-//! | `O` | `O` period_hours migration | first snapshot time | ingest: non-import updates ([`crate::state::snapshots`]) |
-//! | `X` | `X` user_id tracking_id | buy-traffic request (JSON) | wallet submissions (the tracking-id claim), ingest outcomes, the tick ([`crate::state::wallet::record`]) |
-//! | `Y` | `Y` contract_id | the request's `X` key | wallet submissions |
-//! | `Z` | `Z` status (expires_at) user_id tracking_id | the request's `X` key | wallet submissions, ingest outcomes, the tick |
-//! | `0x00` | `0x00 layout` | the keyspace's layout version ([`crate::storage::layout`]) | the first check of a store holding no data, the reset |
-//! | `0xff` | scratch | | the storage check ([`crate::api::admin::SCRATCH_PREFIX`]) |
+//! Each table declares how the core reads it and whether its values change, in
+//! [`TABLES`] (the table below says the same, and a test keeps the two in step). The
+//! declaration is a promise backends may build on: the worker stores the keys of some
+//! tables shorter and keeps immutable bodies outside its database because of it, and
+//! [`crate::storage::store::MemoryStore`], which every core test runs on, refuses what breaks it
+//! ([`crate::storage::store::access`]). The `read` column is the [`Access`]:
+//!
+//! - `point`: read one key at a time, never scanned ([`Access::Point`]);
+//! - `within` and the leading components: scanned only within the keys that share the
+//!   tag and those components, `J migration synchronizer` for example
+//!   ([`Access::ScanWithin`]);
+//! - `scan`: scanned over any range ([`Access::Scan`]).
+//!
+//! `immutable` values never change once written: a put writes the value the key holds
+//! or a new key, and keys go only with the whole table (the reset's delete of
+//! everything).
+//!
+//! | tag | key | value | written by | read | values |
+//! |---|---|---|---|---|---|
+//! | `G` | `G` generation | empty; the last key is the ingest generation | every guarded commit: ingest batches, the tick's pages ([`crate::storage::commit`]) | scan | mutable |
+//! | `H` | `H` update_id | hash (BLAKE3, tagged) of the created events' blobs, the part of the ingest form the `protobuf_json` body leaves out ([`crate::state::ledger::updates`]) | ingest | point | immutable |
+//! | `U` | `U` update_id encoding | `[body][kind]`: the pre-rendered `GET /v2/updates` body in one encoding | ingest | point | immutable |
+//! | `C` | `C` contract_id | [`crate::state::ledger::ContractRecord`] (JSON) | ingest: created and consuming exercised events | point | mutable |
+//! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) | within qualified_template | mutable |
+//! | `R` | `R` contract_id counter kind | synchronizer id | ingest: reassignment events (kind 0 unassign, 1 assign) | within contract_id | immutable |
+//! | `P` | `P` synchronizer party | hosting participant ids (JSON array) | topology records | scan | mutable |
+//! | `S` | `S` synchronizer | empty | updates and topology records naming a synchronizer | point | immutable |
+//! | `B` | `B` migration | backfill completeness (JSON) | backfill records | scan | mutable |
+//! | `L` | `L` | the planned roll-forward upgrade (JSON) | roll_forward_lsu records | point | mutable |
+//! | `W` | `W` user_id | party id | wallet_user records | point | mutable |
+//! | `E` | `E` round kind | empty | ingest: a non-import creation of the round's open (0) or closed (1) round ([`crate::state::rounds`]) | point | immutable |
+//! | `Q` | `Q` round | empty | ingest: rounds with both creations held | scan | immutable |
+//! | `D` | `D` round contract_id | the contract as listed | ingest: active closed rounds | scan | mutable |
+//! | `V` | `V` sv created_at contract_id | the contract as listed | ingest: active price votes ([`crate::state::votes`]) | scan | mutable |
+//! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) | within migration | mutable |
+//! | `N` | `N` migration | record time range | ingest: non-import updates | scan | mutable |
+//! | `I` | `I` migration update_id | update id | ingest: import updates | scan | immutable |
+//! | `K` | `K` migration record_time update_id | empty | ingest: non-import updates, in stream order ([`crate::api::history`]) | scan | immutable |
+//! | `J` | `J` migration synchronizer record_time update_id | empty | ingest: non-import updates, per synchronizer ([`crate::api::history`]) | within migration synchronizer | immutable |
+//! | `O` | `O` period_hours migration | first snapshot time | ingest: non-import updates ([`crate::state::snapshots`]) | within period_hours | mutable |
+//! | `X` | `X` user_id tracking_id | buy-traffic request (JSON) | wallet submissions (the tracking-id claim), ingest outcomes, the tick ([`crate::state::wallet::record`]) | scan | mutable |
+//! | `Y` | `Y` contract_id | the request's `X` key | wallet submissions | point | immutable |
+//! | `Z` | `Z` status (expires_at) user_id tracking_id | the request's `X` key | wallet submissions, ingest outcomes, the tick | within status | mutable |
+//! | `0x00` | `0x00 layout` | the keyspace's layout version ([`crate::storage::layout`]) | the first check of a store holding no data, the reset | point | mutable |
+//! | `0xff` | scratch | the storage contract's keys and values | the storage check ([`crate::api::admin::SCRATCH_PREFIX`]) | scan | mutable |
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -88,6 +105,139 @@ pub const WALLET_REQUEST: u8 = b'X';
 pub const WALLET_CONTRACT: u8 = b'Y';
 /// Buy-traffic requests by status (created ones by expiry).
 pub const WALLET_INDEX: u8 = b'Z';
+
+/// The layout version and the names a store was ingested under ([`crate::storage::layout`]).
+pub const LAYOUT: u8 = 0x00;
+/// The storage check's scratch space (`crate::api::admin::SCRATCH_PREFIX`).
+pub const SCRATCH: u8 = 0xff;
+
+/// How the core reads a table's keys (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Read one key at a time ([`crate::storage::store::Store::get`] and `get_many`), never scanned.
+    Point,
+    /// Scanned only within the keys that share the tag and the leading components
+    /// `prefix` (their encodings, in key order), and otherwise read one key at a time.
+    ScanWithin {
+        /// The encodings of the leading components a scan stays within.
+        prefix: &'static [Component],
+    },
+    /// Scanned over any range.
+    Scan,
+}
+
+/// How a key component is encoded ([`Key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Component {
+    /// A string ([`Key::str`]).
+    Str,
+    /// A signed integer ([`Key::i64`]).
+    I64,
+    /// A single byte ([`Key::byte`]).
+    Byte,
+}
+
+impl Component {
+    /// How many bytes the component takes at the start of `bytes`; `None` when they do
+    /// not start with a whole one.
+    pub fn len_in(self, bytes: &[u8]) -> Option<usize> {
+        match self {
+            Component::I64 => (bytes.len() >= 8).then_some(8),
+            Component::Byte => (!bytes.is_empty()).then_some(1),
+            Component::Str => {
+                let mut at = 0;
+                loop {
+                    at += bytes.get(at..)?.iter().position(|b| *b == 0)?;
+                    match bytes.get(at + 1)? {
+                        0x01 => return Some(at + 2),
+                        0xff => at += 2,
+                        _ => return None,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One table of the keyspace: its tag, what it holds, and how the core uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Table {
+    /// The first byte of every key of the table.
+    pub tag: u8,
+    /// What the table holds, for messages.
+    pub name: &'static str,
+    /// How the core reads it.
+    pub access: Access,
+    /// Whether a value never changes once written (see the [module docs](self)).
+    pub immutable: bool,
+}
+
+impl Table {
+    /// The prefix of `key` (of this table) that a scan starting at `key` must stay
+    /// within: the tag and the leading components of [`Access::ScanWithin`]; `None`
+    /// when the table is not so read or `key` does not hold those components whole.
+    pub fn scan_prefix<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+        let Access::ScanWithin { prefix } = self.access else { return None };
+        if key.first() != Some(&self.tag) {
+            return None;
+        }
+        let mut at = 1;
+        for component in prefix {
+            at += component.len_in(key.get(at..)?)?;
+        }
+        key.get(..at)
+    }
+}
+
+/// Every table of the keyspace, in the order of the table in the [module docs](self).
+pub const TABLES: &[Table] = {
+    use Access::{Point, Scan, ScanWithin};
+    use Component::{Byte, I64, Str};
+    const fn table(tag: u8, name: &'static str, access: Access, immutable: bool) -> Table {
+        Table { tag, name, access, immutable }
+    }
+    &[
+        table(GENERATION, "ingest generations", Scan, false),
+        table(UPDATE_HASH, "update hashes", Point, true),
+        table(UPDATE, "update bodies", Point, true),
+        table(CONTRACT, "contracts", Point, false),
+        table(TEMPLATE, "active contracts by template", ScanWithin { prefix: &[Str] }, false),
+        table(REASSIGNMENT, "reassignments", ScanWithin { prefix: &[Str] }, true),
+        table(HOSTING, "hosting participants", Scan, false),
+        table(SYNCHRONIZER, "synchronizers", Point, true),
+        table(BACKFILL, "backfill completeness", Scan, false),
+        table(ROLL_FORWARD, "the planned roll-forward upgrade", Point, false),
+        table(WALLET_USER, "wallet users", Point, false),
+        table(ROUND_SEEN, "round creations seen", Point, true),
+        table(ROUND_COMPLETE, "rounds with both creations", Scan, true),
+        table(CLOSED_ROUND, "active closed rounds", Scan, false),
+        table(PRICE_VOTE, "active price votes", Scan, false),
+        table(SYNCHRONIZER_RANGE, "record time ranges per synchronizer", ScanWithin { prefix: &[I64] }, false),
+        table(MIGRATION_RANGE, "record time ranges per migration", Scan, false),
+        table(IMPORT_UPDATE, "import updates", Scan, true),
+        table(STREAM, "the update stream", Scan, true),
+        table(SYNCHRONIZER_STREAM, "the update stream per synchronizer", ScanWithin { prefix: &[I64, Str] }, true),
+        table(FIRST_SNAPSHOT, "first snapshots", ScanWithin { prefix: &[Byte] }, false),
+        table(WALLET_REQUEST, "buy-traffic requests", Scan, false),
+        table(WALLET_CONTRACT, "buy-traffic requests by contract", Point, true),
+        table(WALLET_INDEX, "buy-traffic requests by status", ScanWithin { prefix: &[Byte] }, false),
+        table(LAYOUT, "the layout version", Point, false),
+        table(SCRATCH, "the scratch space", Scan, false),
+    ]
+};
+
+/// The table of `tag`, if the keyspace has one. A `const fn`, so that a backend can
+/// check at compile time what it builds on.
+pub const fn table(tag: u8) -> Option<&'static Table> {
+    let mut rest = TABLES;
+    while let [table, tail @ ..] = rest {
+        if table.tag == tag {
+            return Some(table);
+        }
+        rest = tail;
+    }
+    None
+}
 
 /// Builds an order-preserving key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,6 +352,63 @@ mod tests {
         assert_eq!(decode_str(rest), Some((String::from("tail"), &[][..])));
         assert_eq!(decode_str(b"no terminator"), None);
         assert_eq!(decode_str(b"bad\0\x02"), None);
+    }
+
+    /// The cells of each row of the table in the module docs.
+    fn doc_rows() -> Vec<Vec<&'static str>> {
+        include_str!("keys.rs")
+            .lines()
+            .filter(|line| line.starts_with("//! | `"))
+            .map(|line| line.trim_start_matches("//! | ").trim_end_matches(" |").split(" | ").collect())
+            .collect()
+    }
+
+    #[test]
+    fn the_documented_table_says_what_the_declaration_declares() {
+        let rows = doc_rows();
+        assert_eq!(rows.len(), TABLES.len(), "one row a table");
+        for (row, table) in rows.iter().zip(TABLES) {
+            let [tag, key, _value, _written_by, read, values] = row.as_slice() else {
+                panic!("a row of six cells: {row:?}")
+            };
+            let tag = tag.trim_matches('`');
+            let declared = if table.tag.is_ascii_uppercase() {
+                String::from(char::from(table.tag))
+            } else {
+                alloc::format!("0x{:02x}", table.tag)
+            };
+            assert_eq!(tag, declared, "tables in the same order");
+            let words: Vec<&str> = key.split(' ').skip(1).collect();
+            let documented = match table.access {
+                Access::Point => String::from("point"),
+                Access::Scan => String::from("scan"),
+                Access::ScanWithin { prefix } => {
+                    let components = words.get(..prefix.len()).expect("the key names the prefix's components");
+                    alloc::format!("within {}", components.join(" "))
+                }
+            };
+            assert_eq!(*read, documented, "table {tag}");
+            assert_eq!(*values, if table.immutable { "immutable" } else { "mutable" }, "table {tag}");
+        }
+        let mut tags: Vec<u8> = TABLES.iter().map(|table| table.tag).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        assert_eq!(tags.len(), TABLES.len(), "one declaration a tag");
+        assert_eq!(crate::storage::layout::KEY.first(), Some(&LAYOUT));
+        assert_eq!(crate::storage::layout::NAMES_KEY.first(), Some(&LAYOUT));
+    }
+
+    #[test]
+    fn a_scan_prefix_is_the_tag_and_the_leading_components_whole() {
+        let stream = table(SYNCHRONIZER_STREAM).unwrap();
+        let key = Key::new(SYNCHRONIZER_STREAM).i64(3).str("s\0y").i64(7).str("u").into_bytes();
+        let prefix = Key::new(SYNCHRONIZER_STREAM).i64(3).str("s\0y").into_bytes();
+        assert_eq!(stream.scan_prefix(&key), Some(prefix.as_slice()));
+        assert_eq!(stream.scan_prefix(&prefix), Some(prefix.as_slice()));
+        assert_eq!(stream.scan_prefix(&prefix[..prefix.len() - 1]), None, "an unfinished string");
+        assert_eq!(stream.scan_prefix(&Key::new(SYNCHRONIZER_STREAM).i64(3).into_bytes()), None);
+        assert_eq!(stream.scan_prefix(&Key::new(STREAM).i64(3).str("s").into_bytes()), None, "another table");
+        assert_eq!(table(CONTRACT).unwrap().scan_prefix(&Key::new(CONTRACT).str("c").into_bytes()), None);
     }
 
     #[test]

@@ -3,15 +3,17 @@
 //!
 //! Once bodies are in R2, most of what D1 holds is a few rows per update whose keys
 //! repeat long ids (an update id is 68 characters, a contract id 104, a synchronizer
-//! id about 90). Two rules shorten them, each for tables whose reads allow it:
+//! id about 90). D1 shortens the keys of the tables where that pays ([`SHORTENED`]:
+//! `C` contracts, `H` update hashes, `J` the update stream per synchronizer, `R`
+//! reassignments), each as the core's declaration of how it reads the table allows
+//! ([`ledger_node_core::storage::keys::TABLES`]; the build fails when it allows neither):
 //!
-//! - **Hashed keys.** Keys of `C` (contracts) and `H` (update hashes) are only read
-//!   one at a time, never scanned. D1 stores such a key as its tag and the first
-//!   [`HASHED_KEY_BYTES`] bytes of the BLAKE3 hash of the rest: 17 bytes instead of 71
-//!   or 107.
-//! - **A hashed leading id.** Keys of `J` (`J migration synchronizer record_time
-//!   update_id`) and `R` (`R contract_id counter kind`) are scanned, but only ever
-//!   within one synchronizer's (one contract's) prefix. D1 stores that string
+//! - **Hashed keys**, for a table the core reads one key at a time, never scanned
+//!   (`C`, `H`). D1 stores such a key as its tag and the first [`HASHED_KEY_BYTES`]
+//!   bytes of the BLAKE3 hash of the rest: 17 bytes instead of 71 or 107.
+//! - **A hashed leading id**, for a table the core scans only within a prefix that ends
+//!   in a string: `J migration synchronizer` of `J migration synchronizer record_time
+//!   update_id`, `R contract_id` of `R contract_id counter kind`. D1 stores that string
 //!   component as [`COMPONENT_HASH_BYTES`] bytes of its hash; the order within the
 //!   prefix is unchanged, and a scan gives the component back from its own bounds.
 //!
@@ -22,28 +24,62 @@
 //!
 //! Every operation on one key maps it ([`stored_key`]). A range ([`map_range`]) is
 //! kept as it is when it misses these tables or covers them whole (the reset's delete
-//! of everything), is mapped when it stays within one prefix of `J` or `R`, and is
-//! refused otherwise: D1 could not give its keys back.
+//! of everything), is mapped when it stays within one prefix of a table with a hashed
+//! leading id, and is refused otherwise: D1 could not give its keys back.
 
 use std::borrow::Cow;
 
-use ledger_node_core::model::error::StoreError;
+use ledger_node_core::storage::keys::{self, Access, Component, Table};
 use ledger_node_core::state::ledger::contracts::TOMBSTONE;
-use ledger_node_core::storage::keys;
+use ledger_node_core::model::error::StoreError;
 use ledger_node_core::storage::store::prefix_end;
 
-/// How many bytes of a BLAKE3 hash stand for the rest of a key of `C` or `H`.
+/// How many bytes of a BLAKE3 hash stand for the rest of a hashed key.
 pub const HASHED_KEY_BYTES: usize = 16;
 
-/// How many bytes of a BLAKE3 hash stand for the leading id of a key of `J` or `R`.
+/// How many bytes of a BLAKE3 hash stand for a hashed leading id.
 pub const COMPONENT_HASH_BYTES: usize = 8;
 
-/// The tables whose keys D1 stores by hash.
-const HASHED_TABLES: [u8; 2] = [keys::CONTRACT, keys::UPDATE_HASH];
+/// How D1 shortens the keys of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shortening {
+    /// The key after the tag, by hash.
+    Hashed,
+    /// The string that ends the table's scan prefix, by hash, after the components
+    /// `before` it.
+    LeadingId {
+        /// The encodings of the components between the tag and the string.
+        before: &'static [Component],
+    },
+}
 
-/// The tables whose leading string component D1 stores by hash, with how many bytes
-/// come between the tag and that component.
-const SHORTENED_TABLES: [(u8, usize); 2] = [(keys::SYNCHRONIZER_STREAM, 8), (keys::REASSIGNMENT, 0)];
+/// The tables whose keys D1 stores shorter, and how.
+const SHORTENED: [(u8, Shortening); 4] = [
+    shortened(keys::CONTRACT),
+    shortened(keys::UPDATE_HASH),
+    shortened(keys::SYNCHRONIZER_STREAM),
+    shortened(keys::REASSIGNMENT),
+];
+
+/// The table of `tag` and how D1 shortens its keys, from how the core reads it.
+#[expect(
+    clippy::panic,
+    reason = "evaluated at compile time only: a table whose reads allow no shortening fails the build"
+)]
+const fn shortened(tag: u8) -> (u8, Shortening) {
+    match keys::table(tag) {
+        Some(Table { access: Access::Point, .. }) => (tag, Shortening::Hashed),
+        Some(Table { access: Access::ScanWithin { prefix: [before @ .., Component::Str] }, .. }) => {
+            (tag, Shortening::LeadingId { before })
+        }
+        _ => panic!("D1 shortens a table that the core scans other than within a prefix ending in a string"),
+    }
+}
+
+/// How D1 shortens the keys of the table of `tag`, if it does.
+fn shortening(tag: u8) -> Option<Shortening> {
+    SHORTENED.iter().find(|(table, _)| *table == tag).map(|(_, shortening)| *shortening)
+}
 
 /// The first `n` bytes of the BLAKE3 hash of `bytes`.
 fn hash(bytes: &[u8], n: usize) -> impl Iterator<Item = u8> {
@@ -51,7 +87,7 @@ fn hash(bytes: &[u8], n: usize) -> impl Iterator<Item = u8> {
     (*hash.as_bytes()).into_iter().take(n)
 }
 
-/// A key of a shortened table, split: the tag and the bytes before the component,
+/// A key of a table with a hashed leading id, split: the tag and the bytes before the component,
 /// the component (as encoded, terminator included), and the rest.
 struct Split<'a> {
     head: &'a [u8],
@@ -60,11 +96,15 @@ struct Split<'a> {
 }
 
 impl<'a> Split<'a> {
-    /// `key` split, if it is of a shortened table and holds the whole component.
+    /// `key` split, if it is of a table with a hashed leading id and holds the whole
+    /// component.
     fn of(key: &'a [u8]) -> Option<Self> {
-        let tag = key.first()?;
-        let (_, skip) = SHORTENED_TABLES.iter().find(|(table, _)| table == tag)?;
-        let (head, after) = key.split_at_checked(1 + skip)?;
+        let Some(Shortening::LeadingId { before }) = shortening(*key.first()?) else { return None };
+        let mut at = 1;
+        for component in before {
+            at += component.len_in(key.get(at..)?)?;
+        }
+        let (head, after) = key.split_at_checked(at)?;
         let (_, tail) = keys::decode_str(after)?;
         let component = after.get(..after.len().checked_sub(tail.len())?)?;
         Some(Split { head, component, tail })
@@ -94,7 +134,7 @@ impl<'a> Split<'a> {
 /// `key` as D1 stores it (see the module docs).
 pub fn stored_key(key: &[u8]) -> Cow<'_, [u8]> {
     match key.split_first() {
-        Some((tag, rest)) if HASHED_TABLES.contains(tag) => {
+        Some((tag, rest)) if shortening(*tag) == Some(Shortening::Hashed) => {
             let mut stored = Vec::with_capacity(1 + HASHED_KEY_BYTES);
             stored.push(*tag);
             stored.extend(hash(rest, HASHED_KEY_BYTES));
@@ -123,7 +163,7 @@ pub fn value_back(stored_key: &[u8], value: Vec<u8>) -> Vec<u8> {
 pub enum StoredRange {
     /// The same range: it misses every table D1 stores otherwise, or covers them.
     AsIs,
-    /// The range within one prefix of a shortened table, mapped: keys found in it
+    /// The range within one prefix of a table with a hashed leading id, mapped: keys found in it
     /// are given back with [`StoredRange::key_back`].
     Within {
         /// The mapped start.
@@ -175,25 +215,21 @@ pub fn map_range(start: &[u8], end: Option<&[u8]>, scanned: bool) -> Result<Stor
             char::from(tag)
         ))
     };
-    for tag in HASHED_TABLES {
-        match meets(tag, start, end) {
-            (false, _) => {}
-            (true, true) if !scanned => {}
-            _ => return Err(refused(tag)),
-        }
-    }
-    for (tag, _) in SHORTENED_TABLES {
-        match meets(tag, start, end) {
-            (false, _) => {}
-            (true, true) if !scanned => {}
-            (true, true) => return Err(refused(tag)),
-            (true, false) => return within(start, end).ok_or_else(|| refused(tag)),
+    for (tag, shortening) in SHORTENED {
+        match (shortening, meets(tag, start, end)) {
+            (_, (false, _)) => {}
+            (_, (true, true)) if !scanned => {}
+            (Shortening::Hashed, _) | (Shortening::LeadingId { .. }, (true, true)) => return Err(refused(tag)),
+            (Shortening::LeadingId { .. }, (true, false)) => {
+                return within(start, end).ok_or_else(|| refused(tag));
+            }
         }
     }
     Ok(StoredRange::AsIs)
 }
 
-/// `start..end` mapped, if both bounds lie within one prefix of a shortened table:
+/// `start..end` mapped, if both bounds lie within one prefix of a table with a hashed
+/// leading id:
 /// the start holds the whole component, and the end holds the same one or is the end
 /// of its prefix.
 fn within(start: &[u8], end: Option<&[u8]>) -> Option<StoredRange> {
@@ -220,6 +256,23 @@ mod tests {
 
     fn stream(synchronizer: &str, record_time: i64, update_id: &str) -> Vec<u8> {
         Key::new(keys::SYNCHRONIZER_STREAM).i64(0).str(synchronizer).i64(record_time).str(update_id).into_bytes()
+    }
+
+    #[test]
+    fn the_tables_d1_shortens_are_shortened_as_the_core_reads_them() {
+        // What D1 holds: a change here changes the keys of every stored database.
+        assert_eq!(shortening(keys::CONTRACT), Some(Shortening::Hashed));
+        assert_eq!(shortening(keys::UPDATE_HASH), Some(Shortening::Hashed));
+        assert_eq!(
+            shortening(keys::SYNCHRONIZER_STREAM),
+            Some(Shortening::LeadingId { before: &[Component::I64] }),
+            "the synchronizer, after the migration"
+        );
+        assert_eq!(shortening(keys::REASSIGNMENT), Some(Shortening::LeadingId { before: &[] }), "the contract");
+        for table in keys::TABLES.iter().filter(|table| shortening(table.tag).is_none()) {
+            let key = [table.tag, b'k', 0x00, 0x01];
+            assert_eq!(stored_key(&key), Cow::Borrowed(key.as_slice()), "table {} as it is", table.name);
+        }
     }
 
     #[test]

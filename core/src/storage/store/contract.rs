@@ -304,7 +304,7 @@ mod tests {
 
     #[test]
     fn the_memory_store_honours_the_contract() {
-        let store = MemoryStore::new();
+        let store = MemoryStore::without_access_rules();
         let report = block_on(run(&store));
         assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
         assert!(store.is_empty());

@@ -1,22 +1,44 @@
 //! An in-memory [`Store`]: a `BTreeMap` behind a `RefCell`.
+//!
+//! As a [`Store`] it holds the node's keyspace and keeps its rules: a scan or a write
+//! that [`super::access`] refuses fails with a [`StoreError`] naming the table and the
+//! range, as the worker's store would fail it. So every core test, which runs on this
+//! store, keeps the rules the worker relies on. [`MemoryStore::without_access_rules`]
+//! is a store of any bytes (the storage contract runs on it), and the synchronous
+//! methods (`get_now`, `scan_now`, `write_now`) are the bare map either way: for hosts
+//! that wrap it, and for tests that look inside.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::ops::Bound;
 
-use super::{Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError};
+use super::{Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError, access, first_failed_precondition};
 
 /// An in-memory ordered key-value store, for tests and for hosts without persistence.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MemoryStore {
     map: RefCell<BTreeMap<Vec<u8>, Vec<u8>>>,
+    /// Whether its [`Store`] methods keep the keyspace's access rules.
+    access_rules: bool,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore::new()
+    }
 }
 
 impl MemoryStore {
-    /// An empty store.
+    /// An empty store of the node's keyspace, which refuses what breaks its access rules
+    /// (see the [module docs](self)).
     pub fn new() -> Self {
-        MemoryStore::default()
+        MemoryStore { map: RefCell::default(), access_rules: true }
+    }
+
+    /// An empty store of any keys: a plain ordered map, for the storage contract.
+    pub fn without_access_rules() -> Self {
+        MemoryStore { map: RefCell::default(), access_rules: false }
     }
 
     /// How many keys are held.
@@ -121,10 +143,21 @@ impl Store for MemoryStore {
     }
 
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+        if self.access_rules {
+            access::scan(scan)?;
+        }
         Ok(self.scan_now(scan))
     }
 
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
+        if self.access_rules {
+            let map = self.map.borrow();
+            // A batch that fails a precondition writes nothing, and says so: the guarded
+            // commit retries it on what changed.
+            if first_failed_precondition(batch, |key| map.contains_key(key)).is_none() {
+                access::write(batch, |key| map.get(key).map(Vec::as_slice))?;
+            }
+        }
         self.write_now(batch)
     }
 }

@@ -15,7 +15,20 @@
 //! against its live backend (`POST /v0/admin/store-check`) in a scratch key range.
 //!
 //! Futures are not `Send`: Workers and wasip2 are single-threaded.
+//!
+//! ## Access rules
+//!
+//! The core reads each table of its keyspace as [`crate::keys::TABLES`] declares:
+//! some one key at a time, some scanned only within a prefix, some with immutable
+//! values. An adapter may build on that (the worker stores such keys shorter, and
+//! immutable bodies outside D1), so the core keeps to it, and [`MemoryStore`] refuses
+//! what breaks it ([`access`] has the rules). Maintenance that covers the whole
+//! keyspace keeps working: a range delete may always cover whole tables (the reset
+//! deletes everything); a scan of everything is refused like any scan of a table read
+//! by point, so the storage check scans only inside its scratch namespace and the
+//! layout check reads its keys one at a time and scans only the generations.
 
+pub mod access;
 pub mod contract;
 mod memory;
 mod prefixed;
