@@ -10,8 +10,9 @@
 //! - `request`: every scenario request, and every route of the routes table (the
 //!   `route.rs` module docs) with its parameters taken from the demo history;
 //! - `jwt`: the scenarios' wallet tokens, as sent and as header and claims to sign;
-//! - `follow`: the answers of a node holding the demo history to a follower starting
-//!   from nothing, recorded, for several lengths of that history.
+//! - `follow`: the answers of a node holding the demo's network records and its first
+//!   few updates to a follower starting from nothing, recorded, for a few lengths of
+//!   that history.
 //!
 //! Each corpus is a few dozen small files, named by the hash of their bytes, so that
 //! writing them again changes nothing.
@@ -24,12 +25,16 @@ use ledger_node_core::exec::block_on;
 use ledger_node_core::follow::{self, Limits, Link};
 use ledger_node_core::store::MemoryStore;
 use ledger_node_core::{Body, Method, Request, Response};
-use ledger_node_fuzz::{ADMIN_TOKEN, admin_post, encode_request, join_answers, serve};
+use ledger_node_fuzz::{
+    ADMIN_TOKEN, FOLLOW_MAX_PAGES, FOLLOW_PAGE_SIZE, admin_post, encode_request, join_answers, serve,
+};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// The largest seed kept of a scenario, in bytes.
+/// The largest seed kept, in bytes (but for the follower's exchanges).
 const MAX_SEED: usize = 4096;
+/// The most seeds of one target.
+const MAX_FILES: usize = 40;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -90,38 +95,53 @@ fn main() {
     }
     corpus.finish();
 
-    let mut corpus = Corpus::new(&out, "follow");
-    for length in [demo.len(), demo.len() / 2, 8, 1] {
-        corpus.add(&recorded_follow(&demo[..length.min(demo.len())]));
+    let mut corpus = Corpus::of_size(&out, "follow", usize::MAX);
+    let (updates, records): (Vec<&str>, Vec<&str>) = demo.iter().partition(|line| line.starts_with("{\"update\""));
+    for count in [12, 5, 2, 0] {
+        let history: Vec<&str> = records.iter().chain(updates.iter().take(count)).copied().collect();
+        corpus.add(&recorded_follow(&history));
     }
     corpus.finish();
 }
 
-/// A corpus being written: files named by the hash of their bytes, each once.
+/// A corpus being gathered, then written: at most [`MAX_FILES`] seeds of at most
+/// `max_bytes` each, spread evenly over those offered, in files named by the hash of
+/// their bytes.
 struct Corpus {
     dir: PathBuf,
-    seen: BTreeSet<Vec<u8>>,
+    max_bytes: usize,
+    seeds: Vec<Vec<u8>>,
 }
 
 impl Corpus {
     /// The corpus of `target`, emptied.
     fn new(out: &Path, target: &str) -> Self {
+        Corpus::of_size(out, target, MAX_SEED)
+    }
+
+    /// The corpus of `target`, emptied, of seeds up to `max_bytes`.
+    fn of_size(out: &Path, target: &str, max_bytes: usize) -> Self {
         let dir = out.join(target);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("the corpus directory can be made");
-        Corpus { dir, seen: BTreeSet::new() }
+        Corpus { dir, max_bytes, seeds: Vec::new() }
     }
 
     fn add(&mut self, seed: &[u8]) {
-        if seed.len() > MAX_SEED * 16 || !self.seen.insert(seed.to_vec()) {
-            return;
+        if seed.len() <= self.max_bytes && !self.seeds.iter().any(|s| s == seed) {
+            self.seeds.push(seed.to_vec());
         }
-        let name: String = Sha256::digest(seed).iter().take(10).map(|b| format!("{b:02x}")).collect();
-        std::fs::write(self.dir.join(name), seed).expect("a seed can be written");
     }
 
     fn finish(self) {
-        println!("seeds: {} files in {}", self.seen.len(), self.dir.display());
+        let step = self.seeds.len().div_ceil(MAX_FILES).max(1);
+        let chosen: Vec<&Vec<u8>> = self.seeds.iter().step_by(step).collect();
+        for seed in &chosen {
+            let name: String = Sha256::digest(seed).iter().take(10).map(|b| format!("{b:02x}")).collect();
+            std::fs::write(self.dir.join(name), seed).expect("a seed can be written");
+        }
+        let bytes: usize = chosen.iter().map(|s| s.len()).sum();
+        println!("seeds: {} files, {bytes} bytes, in {}", chosen.len(), self.dir.display());
     }
 }
 
@@ -295,7 +315,7 @@ fn recorded_follow(history: &[&str]) -> Vec<u8> {
     assert_eq!(ingested.status, 200, "the demo history ingests");
     upstream.answers.borrow_mut().clear();
     let local = Recording { store: MemoryStore::new(), answers: RefCell::new(Vec::new()) };
-    let limits = Limits { page_size: 10, max_pages: 4, pipelined: false };
+    let limits = Limits { page_size: FOLLOW_PAGE_SIZE, max_pages: FOLLOW_MAX_PAGES, pipelined: false };
     block_on(follow::sync(&upstream, &local, &limits)).expect("a follower follows a demo node");
     join_answers(&upstream.answers.borrow())
 }

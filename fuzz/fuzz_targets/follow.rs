@@ -19,7 +19,7 @@ use std::cell::Cell;
 use ledger_node_core::follow::{self, Limits, Link};
 use ledger_node_core::store::MemoryStore;
 use ledger_node_core::{Request, Response, exec::block_on};
-use ledger_node_fuzz::{ADMIN_TOKEN, serve, split_answers};
+use ledger_node_fuzz::{ADMIN_TOKEN, FOLLOW_MAX_PAGES, FOLLOW_PAGE_SIZE, serve, split_answers};
 use libfuzzer_sys::fuzz_target;
 
 /// The upstream: the input's answers, in order.
@@ -50,7 +50,7 @@ impl Link for Local {
 fuzz_target!(|input: &[u8]| {
     let upstream = Upstream { answers: split_answers(input), next: Cell::new(0) };
     let local = Local(MemoryStore::new());
-    let limits = Limits { page_size: 10, max_pages: 4, pipelined: input.len() % 2 == 1 };
+    let limits = Limits { page_size: FOLLOW_PAGE_SIZE, max_pages: FOLLOW_MAX_PAGES, pipelined: input.len() % 2 == 1 };
     if let Err(e) = block_on(follow::sync(&upstream, &local, &limits)) {
         let message = e.to_string();
         for what in ["POST /v2/updates", "POST /v0/backfilling/import-updates", "POST /v0/backfilling/updates-before"] {

@@ -28,6 +28,10 @@ pub const NOW_MICROS: i64 = 1_767_225_600_000_000;
 /// A small demo history (`ledger-node demo`, written by `scripts/fuzz seeds`) that the
 /// request target's node holds, so that requests reach the endpoints' stored data.
 pub const HISTORY: &[u8] = include_bytes!("../history.ndjson");
+/// The page size the follow target's follower asks its upstream for.
+pub const FOLLOW_PAGE_SIZE: u32 = 4;
+/// The most pages of updates the follow target's follower applies.
+pub const FOLLOW_MAX_PAGES: u32 = 3;
 /// The byte between two upstream answers.
 pub const ANSWER_SEPARATOR: u8 = 0xff;
 
