@@ -80,7 +80,7 @@
 //!
 //! | host | crate | store adapter | how it drives the future |
 //! |---|---|---|---|
-//! | Cloudflare Worker | `ledger-node-worker` | D1 (KV caches immutable bodies) | the isolate's event loop |
+//! | Cloudflare Worker | `ledger-node-worker` | D1, with update bodies in R2 (cached in memory and KV) | the isolate's event loop |
 //! | WASI 0.2 component | `ledger-node-component` | the WIT `store` import | [`storage::exec::block_on`] |
 //! | native wasmtime host | `ledger-node` (in `host/`) | fjall or memory, behind the component's import | inside the component |
 //!

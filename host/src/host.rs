@@ -4,9 +4,10 @@
 //! keeps the compiled code between runs, so a restart does not recompile). An instance
 //! lives in a wasmtime store of its own ([`Node::instance`]). `serve` takes one from a
 //! pool of idle instances for each request ([`Node::checkout`], [`Node::checkin`]) and
-//! `ledger-node ingest` uses one for a whole run; that is safe because the component
-//! keeps no state between calls: everything the node knows it writes through its
-//! `store` import, which this host serves from a [`Backend`].
+//! `ledger-node ingest` keeps a few (one per core, two to four) for a whole run; that
+//! is safe because the component keeps no state between calls: everything the node
+//! knows it writes through its `store` import, which this host serves from a
+//! [`Backend`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -281,7 +282,7 @@ impl wasmtime_wasi::HostWallClock for FixedClock {
 /// How to run the node.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Configuration variables (the README's configuration table) handed to the component's environment.
+    /// Configuration variables (`docs/configuration.md`) handed to the component's environment.
     pub config: Vec<(String, String)>,
     /// A fixed wall clock (time since the Unix epoch); `None`: the real clock.
     pub fixed_clock: Option<Duration>,

@@ -25,8 +25,9 @@
 //! ## Modules
 //!
 //! - [`host`] compiles the component (built by this crate's `build.rs` for
-//!   `wasm32-wasip2` and embedded in the binary) once with wasmtime, and runs a fresh
-//!   instance per request over a [`backend::Backend`]: a log-structured store in a
+//!   `wasm32-wasip2` and embedded in the binary) once with wasmtime, and serves each
+//!   request with an instance from a pool of idle ones (a fresh one when the pool is
+//!   empty) over a [`backend::Backend`]: a log-structured store in a
 //!   directory ([`lsm`]) or memory. It serves the component's WIT `store` import from that backend (a write
 //!   batch is read in place in the component's memory); WASI supplies the clock, the
 //!   random source and the configuration ([`config`]) as environment variables.

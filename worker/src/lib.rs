@@ -76,8 +76,9 @@
 //!
 //! ## Build and run
 //!
-//! `wrangler.toml` (repository root) builds the crate with `worker-build --release
-//! worker` into `worker/build/`, binds the D1 database `DB` (schema in
+//! `wrangler.toml` (repository root) builds the crate with `scripts/build-worker`
+//! (`worker-build` with the worker's own cargo profile, then the module's name section
+//! dropped) into `worker/build/`, binds the D1 database `DB` (schema in
 //! `worker/migrations/`), the R2 bucket `BODIES` (locally a directory under
 //! `--persist-to`) and the KV namespace `CACHE`, and sets the non-secret
 //! `[vars]`. `scripts/wrangler` runs the pinned wrangler with the environment the build
