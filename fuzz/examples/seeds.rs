@@ -21,9 +21,9 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use ledger_node_core::exec::block_on;
 use ledger_node_core::follow::{self, Limits, Link};
-use ledger_node_core::store::MemoryStore;
+use ledger_node_core::storage::exec::block_on;
+use ledger_node_core::storage::store::MemoryStore;
 use ledger_node_core::{Body, Method, Request, Response};
 use ledger_node_fuzz::{
     ADMIN_TOKEN, FOLLOW_MAX_PAGES, FOLLOW_PAGE_SIZE, admin_post, encode_request, join_answers, serve,

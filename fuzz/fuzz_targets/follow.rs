@@ -17,8 +17,9 @@
 use std::cell::Cell;
 
 use ledger_node_core::follow::{self, Limits, Link};
-use ledger_node_core::store::MemoryStore;
-use ledger_node_core::{Request, Response, exec::block_on};
+use ledger_node_core::storage::exec::block_on;
+use ledger_node_core::storage::store::MemoryStore;
+use ledger_node_core::{Request, Response};
 use ledger_node_fuzz::{ADMIN_TOKEN, FOLLOW_MAX_PAGES, FOLLOW_PAGE_SIZE, serve, split_answers};
 use libfuzzer_sys::fuzz_target;
 

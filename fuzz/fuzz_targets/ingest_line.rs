@@ -10,13 +10,14 @@
 
 #![no_main]
 
-use ledger_node_core::exec::block_on;
+use ledger_node_core::Error;
 use ledger_node_core::ingest::{self, Line};
-use ledger_node_core::json::Json;
-use ledger_node_core::network::{Backfill, RollForwardLsu, Topology, WalletUser};
-use ledger_node_core::store::MemoryStore;
-use ledger_node_core::update::{Encoding, Update, fast};
-use ledger_node_core::{Error, json};
+use ledger_node_core::model::json;
+use ledger_node_core::model::json::Json;
+use ledger_node_core::model::update::{Encoding, Update, fast};
+use ledger_node_core::state::network::{Backfill, RollForwardLsu, Topology, WalletUser};
+use ledger_node_core::storage::exec::block_on;
+use ledger_node_core::storage::store::MemoryStore;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|batch: &[u8]| {

@@ -9,10 +9,10 @@
 
 #![no_main]
 
-use ledger_node_core::json::scan::Cursor;
-use ledger_node_core::json::{self, Json, Number};
-use ledger_node_core::value::source::Tree;
-use ledger_node_core::value::{Encoding, JsonPath, Value};
+use ledger_node_core::model::json::scan::Cursor;
+use ledger_node_core::model::json::{self, Json, Number};
+use ledger_node_core::model::value::source::Tree;
+use ledger_node_core::model::value::{Encoding, JsonPath, Value};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|body: &[u8]| {

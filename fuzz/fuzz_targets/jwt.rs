@@ -12,9 +12,9 @@
 #![no_main]
 
 use ledger_node_core::Error;
-use ledger_node_core::ids::MAX_ID_BYTES;
-use ledger_node_core::time::Timestamp;
-use ledger_node_core::wallet::jwt::authenticate;
+use ledger_node_core::api::auth::jwt::authenticate;
+use ledger_node_core::model::ids::MAX_ID_BYTES;
+use ledger_node_core::model::time::Timestamp;
 use ledger_node_fuzz::{NOW_MICROS, config, signed_token};
 use libfuzzer_sys::fuzz_target;
 

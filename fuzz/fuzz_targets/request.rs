@@ -11,8 +11,8 @@
 
 #![no_main]
 
-use ledger_node_core::json::Json;
-use ledger_node_core::route::{Base, Route, RouteError};
+use ledger_node_core::api::route::{Base, Route, RouteError};
+use ledger_node_core::model::json::Json;
 use ledger_node_core::{Method, body_limit};
 use ledger_node_fuzz::{config, decode_request, node_with_history, serve};
 use libfuzzer_sys::fuzz_target;

@@ -12,10 +12,10 @@
 use std::sync::OnceLock;
 
 use hmac::{Hmac, Mac};
-use ledger_node_core::config::Config;
-use ledger_node_core::exec::block_on;
-use ledger_node_core::store::{MemoryStore, Scan, WriteBatch};
-use ledger_node_core::time::Timestamp;
+use ledger_node_core::model::config::Config;
+use ledger_node_core::model::time::Timestamp;
+use ledger_node_core::storage::exec::block_on;
+use ledger_node_core::storage::store::{MemoryStore, Scan, WriteBatch};
 use ledger_node_core::{Body, Env, Method, Request, Response, handle};
 use sha2::Sha256;
 
@@ -36,7 +36,7 @@ pub const FOLLOW_MAX_PAGES: u32 = 3;
 pub const ANSWER_SEPARATOR: u8 = 0xff;
 
 /// The core's test keys (`testdata/keys.json`), private halves included.
-const KEYS: &str = include_str!("../../core/src/wallet/testdata/keys.json");
+const KEYS: &str = include_str!("../../core/src/api/auth/testdata/keys.json");
 
 /// The configuration of the node: the scenario suite's, with the core's test keys as
 /// its JWK set.
@@ -213,7 +213,7 @@ mod tests {
         let claims = br#"{"sub":"alice","exp":1767229200}"#;
         let token = signed_token(br#"{"alg":"HS256","typ":"JWT"}"#, claims);
         let now = Timestamp::from_micros(NOW_MICROS).unwrap();
-        let subject = ledger_node_core::wallet::jwt::authenticate(&token, config(), now).unwrap();
+        let subject = ledger_node_core::api::auth::jwt::authenticate(&token, config(), now).unwrap();
         assert_eq!(subject.0, "alice");
     }
 }

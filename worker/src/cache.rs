@@ -64,11 +64,11 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use futures_util::future::{join, join_all};
-use ledger_node_core::storage::keys;
-use ledger_node_core::state::ledger::updates::hash_key;
 use ledger_node_core::model::error::StoreError;
-use ledger_node_core::storage::store::{Entry, Op, Scan, Store, WriteBatch, WriteError, prefix_end};
 use ledger_node_core::model::time::Timestamp;
+use ledger_node_core::state::ledger::updates::hash_key;
+use ledger_node_core::storage::keys;
+use ledger_node_core::storage::store::{Entry, Op, Scan, Store, WriteBatch, WriteError, prefix_end};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::kv::KvStore;

@@ -29,9 +29,9 @@
 
 use std::borrow::Cow;
 
-use ledger_node_core::storage::keys::{self, Access, Component, Table};
-use ledger_node_core::state::ledger::contracts::TOMBSTONE;
 use ledger_node_core::model::error::StoreError;
+use ledger_node_core::state::ledger::contracts::TOMBSTONE;
+use ledger_node_core::storage::keys::{self, Access, Component, Table};
 use ledger_node_core::storage::store::prefix_end;
 
 /// How many bytes of a BLAKE3 hash stand for the rest of a hashed key.
