@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use ledger_node_core::model::error::StoreError;
 use ledger_node_core::storage::store::{Entry, MemoryStore, Op, Scan, Store, WriteBatch, WriteError};
 
-use crate::lsm::LsmStore;
+use crate::lsm::{LsmStore, OpRef};
 
 /// The store behind the component's `store` import.
 #[derive(Debug)]
@@ -94,10 +94,6 @@ impl Backend {
         }
     }
 }
-
-/// One operation of a write batch, borrowing its bytes: how a batch the component
-/// wrote is read where it lies.
-pub type OpRef<'a> = Op<&'a [u8]>;
 
 /// The core's port over the backend, for running core code natively (the storage
 /// contract suite, the scenario suite's core runner).

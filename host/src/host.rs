@@ -170,7 +170,7 @@ impl wit::Host for State {
     /// Linked over by [`write_in_place`], which reads the batch without copying it;
     /// this is the same operation on a batch the bindings lifted.
     fn write(&mut self, ops: Vec<wit::Op>) -> Result<(), wit::WriteError> {
-        use crate::backend::OpRef;
+        use crate::lsm::OpRef;
         self.calls.write += 1;
         self.take_turn().map_err(wit::WriteError::Backend)?;
         let refs: Vec<OpRef<'_>> = ops
@@ -189,7 +189,7 @@ impl wit::Host for State {
 
 impl State {
     /// Applies `ops` to the backend, with the errors the store import reports.
-    fn write_ops(&self, ops: &[crate::backend::OpRef<'_>]) -> Result<(), wit::WriteError> {
+    fn write_ops(&self, ops: &[crate::lsm::OpRef<'_>]) -> Result<(), wit::WriteError> {
         use ledger_node_core::storage::store::WriteError;
         self.backend.write_ops(ops).map_err(|e| match e {
             WriteError::PreconditionFailed { key } => wit::WriteError::PreconditionFailed(key),
@@ -242,7 +242,7 @@ fn write_in_place(
     mut cx: wasmtime::StoreContextMut<'_, State>,
     (ops,): (wasmtime::component::WasmList<in_place::Op>,),
 ) -> wasmtime::Result<(Result<(), wit::WriteError>,)> {
-    use crate::backend::OpRef;
+    use crate::lsm::OpRef;
     cx.data_mut().calls.write += 1;
     if let Err(why) = cx.data_mut().take_turn() {
         return Ok((Err(wit::WriteError::Backend(why)),));

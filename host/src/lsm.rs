@@ -56,12 +56,14 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, KvSeparationOptions, Pers
 use ledger_node_core::model::error::StoreError;
 use ledger_node_core::storage::store::{Entry, Op, Scan, WriteBatch, WriteError};
 
-use crate::backend::OpRef;
-
 mod rows;
 mod values;
 use rows::Rows;
 use values::Encoded;
+
+/// One operation of a write batch, borrowing its bytes: how a batch the component
+/// wrote is read where it lies.
+pub type OpRef<'a> = Op<&'a [u8]>;
 
 /// Stored values (compressed, if they were long: `lsm/values.rs`) longer than this are
 /// kept apart from the key index, in blob files. An update body is stored in about
