@@ -1,6 +1,6 @@
 //! `GET /v{1,2}/updates/{update_id}`: one update, as the ledger stored it
 //! ([`crate::state::ledger::updates`]), in the encoding asked for. The history stream
-//! serves its items in the same shapes ([`response_body`]).
+//! serves its items in the same shapes (`response_body`).
 
 use alloc::vec::Vec;
 

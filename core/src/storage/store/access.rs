@@ -1,7 +1,7 @@
 //! The keyspace's access rules ([`crate::storage::keys::TABLES`]) checked against a store's
 //! operations, as the worker's store enforces them (it stores keys shorter, and bodies
 //! elsewhere, on their strength). [`MemoryStore`](super::MemoryStore) refuses what
-//! [`scan`] or [`write`] refuses, so a core change that breaks a rule fails the core's
+//! [`scan`] or [`write()`] refuses, so a core change that breaks a rule fails the core's
 //! own tests.
 //!
 //! A range *meets* a table when some key of the table could lie in it, and *covers* it

@@ -31,7 +31,7 @@ impl Default for MemoryStore {
 
 impl MemoryStore {
     /// An empty store of the node's keyspace, which refuses what breaks its access rules
-    /// (see the [module docs](self)).
+    /// (see the [store port](crate::storage::store)).
     pub fn new() -> Self {
         MemoryStore { map: RefCell::default(), access_rules: true }
     }

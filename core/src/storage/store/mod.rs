@@ -18,7 +18,7 @@
 //!
 //! ## Access rules
 //!
-//! The core reads each table of its keyspace as [`crate::keys::TABLES`] declares:
+//! The core reads each table of its keyspace as [`crate::storage::keys::TABLES`] declares:
 //! some one key at a time, some scanned only within a prefix, some with immutable
 //! values. An adapter may build on that (the worker stores such keys shorter, and
 //! immutable bodies outside D1), so the core keeps to it, and [`MemoryStore`] refuses
