@@ -65,6 +65,10 @@ pub trait Source<'s>: Sized {
     /// A boolean.
     fn boolean(&mut self) -> Result<bool, Self::Error>;
 
+    /// Any JSON element, as a `serde_json` tree (objects keep their key order), for
+    /// JSON the node stores as it is, such as a contract's compact payload.
+    fn json(&mut self) -> Result<serde_json::Value, Self::Error>;
+
     /// An object, any keys for now; `problem` says what was found instead ("a
     /// string", ...). Its fields are read with the methods below, and it ends with
     /// [`Source::close`].
@@ -189,6 +193,10 @@ impl<'s> Source<'s> for Tree<'s, '_> {
 
     fn boolean(&mut self) -> Result<bool, PathError> {
         read::boolean(self.at, self.path)
+    }
+
+    fn json(&mut self) -> Result<serde_json::Value, PathError> {
+        serde_json::to_value(self.at).map_err(|e| self.path.error(e.to_string()))
     }
 
     fn object_or(&mut self, problem: impl FnOnce(&'static str) -> String) -> Result<&'s Object<'s>, PathError> {
@@ -323,6 +331,10 @@ impl<'a> Source<'a> for Cursor<'a> {
         taken(Cursor::boolean(self))
     }
 
+    fn json(&mut self) -> Result<serde_json::Value, GaveUp> {
+        taken(json_tree(self))
+    }
+
     fn object_or(&mut self, _: impl FnOnce(&'static str) -> String) -> Result<Fields<'a>, GaveUp> {
         taken(self.open())
     }
@@ -375,6 +387,34 @@ impl<'a> Source<'a> for Cursor<'a> {
     fn entries(&mut self, mut each: impl FnMut(&mut Self, &'a str) -> Result<(), GaveUp>) -> Result<(), GaveUp> {
         taken(self.object(|cursor, key| each(cursor, key).ok()))
     }
+}
+
+/// The element the cursor is at as a `serde_json` tree; like the document reader, it
+/// refuses a key repeated in one object.
+fn json_tree(cursor: &mut Cursor<'_>) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    Some(match cursor.peek()? {
+        b'"' => Value::String(cursor.string()?.into()),
+        b'{' => {
+            let mut map = serde_json::Map::new();
+            cursor.object(|cursor, key| {
+                let value = json_tree(cursor)?;
+                map.insert(key.into(), value).is_none().then_some(())
+            })?;
+            Value::Object(map)
+        }
+        b'[' => {
+            let mut items = Vec::new();
+            cursor.array(|cursor| {
+                items.push(json_tree(cursor)?);
+                Some(())
+            })?;
+            Value::Array(items)
+        }
+        b't' | b'f' => Value::Bool(cursor.boolean()?),
+        b'n' => cursor.null().then_some(Value::Null)?,
+        _ => Value::from(cursor.integer()?),
+    })
 }
 
 /// A non-empty string (a name, or an id without a length limit such as an event id).
