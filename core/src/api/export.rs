@@ -35,7 +35,7 @@ use crate::model::error::Error;
 use crate::model::ids;
 use crate::model::json::Json;
 use crate::model::time::Timestamp;
-use crate::state::ledger::contracts::contract_key;
+use crate::state::ledger::contracts::{self, ContractRecord, Creation, contract_key};
 use crate::state::network::{self, RollForwardLsu};
 use crate::storage::keys::{self, Key};
 use crate::storage::store::{Scan, Store, key_after, prefix_end};
@@ -313,18 +313,6 @@ pub async fn blobs<S: Store>(store: &S, body: &[u8]) -> Result<Response, Error> 
 /// The blobs of the held active contracts among `ids`, each once, in the order first
 /// named.
 pub async fn read_blobs<S: Store>(store: &S, ids: &[&str]) -> Result<Blobs, Error> {
-    /// The part of a contract record that holds its blob.
-    #[derive(Deserialize)]
-    struct Record {
-        #[serde(default)]
-        created: Option<Created>,
-        #[serde(default)]
-        archived: bool,
-    }
-    #[derive(Deserialize)]
-    struct Created {
-        blob: String,
-    }
     let mut asked = BTreeSet::new();
     let ids: Vec<&str> = ids.iter().copied().filter(|id| asked.insert(*id)).collect();
     let keys: Vec<Vec<u8>> = ids.iter().map(|id| contract_key(id)).collect();
@@ -333,13 +321,10 @@ pub async fn read_blobs<S: Store>(store: &S, ids: &[&str]) -> Result<Blobs, Erro
     let mut blobs = Vec::new();
     for (id, bytes) in ids.iter().zip(found) {
         let Some(bytes) = bytes else { continue };
-        let record: Record = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Internal(format!("contract {id}: unreadable record: {e}")))?;
-        match record.created {
-            Some(created) if !record.archived && !created.blob.is_empty() => {
-                blobs.push(Blob { contract_id: (*id).into(), created_event_blob: created.blob });
-            }
-            _ => {}
+        if let ContractRecord::Created(Creation { blob: Some(blob), .. }) = contracts::decode(id, &bytes)?
+            && !blob.as_str().is_empty()
+        {
+            blobs.push(Blob { contract_id: (*id).into(), created_event_blob: blob.as_str().into() });
         }
     }
     Ok(Blobs { blobs })

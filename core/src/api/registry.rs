@@ -41,8 +41,7 @@
 //!   absent (generated clients often serialize an unset option as `null`).
 //! - `meta` entries come out sorted by key, so that equal requests get equal contexts.
 //! - `excludeDebugFields: true` drops `debugPackageName`, `debugPayload` and
-//!   `debugCreatedAt` from every disclosed contract. `debugPackageName` is also omitted
-//!   for a contract whose package name the node did not record.
+//!   `debugCreatedAt` from every disclosed contract.
 //!
 //! ## Store reads
 //!
@@ -74,7 +73,6 @@ use crate::model::error::Error;
 use crate::model::ids::{ContractId, PathParam};
 use crate::model::names::{ApiNames, TemplateNames};
 use crate::model::time::Timestamp;
-use crate::model::update::TemplateId;
 use crate::state::ledger::contracts::{self, ContractRecord, Creation, Location};
 use crate::storage::store::{Scan, Store};
 
@@ -178,26 +176,29 @@ pub struct DisclosedContract {
     pub debug_created_at: Option<String>,
 }
 
-/// An active contract: its id, record and creation.
+/// An active contract: its id and creation.
 #[derive(Debug, Clone)]
 struct Active {
     contract_id: String,
-    record: ContractRecord,
     creation: Creation,
 }
 
 impl Active {
     fn new(contract_id: &str, record: ContractRecord) -> Option<Self> {
-        if !record.is_active() {
-            return None;
+        match record {
+            ContractRecord::Created(creation) => Some(Active { contract_id: contract_id.into(), creation }),
+            ContractRecord::Archived => None,
         }
-        let creation = record.created.clone()?;
-        Some(Active { contract_id: contract_id.into(), record, creation })
+    }
+
+    /// The qualified name of its template.
+    fn qualified_name(&self) -> &str {
+        self.creation.template_id.qualified_name()
     }
 
     /// The order singletons are chosen by: latest creation, then highest contract id.
     fn recency(&self) -> (Timestamp, &str) {
-        (Timestamp::parse(&self.creation.created_at).unwrap_or(Timestamp::MIN), &self.contract_id)
+        (self.creation.created_at, &self.contract_id)
     }
 }
 
@@ -230,7 +231,7 @@ pub async fn build<S: Store>(
     let instruction = contracts::read(store, instruction_id)
         .await?
         .and_then(|record| Active::new(instruction_id, record))
-        .filter(|active| qualified_name(&active.record).as_deref() == Some(names.transfer_instruction.as_str()))
+        .filter(|active| active.qualified_name() == names.transfer_instruction)
         .ok_or_else(|| {
             Error::NotFound(format!("no active transfer instruction {instruction_id} ({})", names.transfer_instruction))
         })?;
@@ -264,9 +265,7 @@ pub async fn build<S: Store>(
     let mut candidates: BTreeMap<&str, Active> = BTreeMap::new();
     for (id, bytes) in all.iter().zip(records) {
         let Some(bytes) = bytes else { continue };
-        let record: ContractRecord = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Internal(format!("contract {id}: unreadable record: {e}")))?;
-        if let Some(active) = Active::new(id, record) {
+        if let Some(active) = Active::new(id, contracts::decode(id, &bytes)?) {
             candidates.insert(id, active);
         }
     }
@@ -296,10 +295,6 @@ pub async fn build<S: Store>(
         disclosed.push(disclosed_contract(store, active, request.exclude_debug_fields).await?);
     }
     Ok(ChoiceContext { choice_context_data: with_meta(values, request), disclosed_contracts: disclosed })
-}
-
-fn qualified_name(record: &ContractRecord) -> Option<String> {
-    TemplateId::parse(&record.template_id).ok().map(|t| String::from(t.qualified_name()))
 }
 
 fn contract_id_value(contract_id: &str) -> Json {
@@ -362,27 +357,27 @@ async fn disclosed_contract<S: Store>(
     active: Active,
     exclude_debug: bool,
 ) -> Result<DisclosedContract, Error> {
-    let synchronizer_id = match contracts::location(store, &active.contract_id, &active.record).await? {
+    let synchronizer_id = match contracts::location(store, &active.contract_id, &active.creation).await? {
         Location::On(synchronizer) => synchronizer,
         Location::InFlight => {
             return Err(Error::Conflict(format!(
                 "contract {} ({}) is being reassigned between synchronizers; retry once it is assigned",
                 active.contract_id,
-                qualified_name(&active.record).unwrap_or_else(|| active.record.template_id.clone())
+                active.qualified_name()
             )));
         }
     };
-    let Active { contract_id, record, creation } = active;
-    let Creation { payload, created_at, blob, package_name, .. } = creation;
+    let Active { contract_id, creation } = active;
+    let Creation { template_id, payload, created_at, blob, package_name, .. } = creation;
     let debug = !exclude_debug;
     Ok(DisclosedContract {
-        template_id: record.template_id,
+        template_id: template_id.as_str().into(),
         contract_id,
-        created_event_blob: blob,
+        created_event_blob: blob.map_or_else(String::new, |blob| blob.as_str().into()),
         synchronizer_id,
-        debug_package_name: (debug && !package_name.is_empty()).then_some(package_name),
+        debug_package_name: debug.then_some(package_name),
         debug_payload: debug.then_some(payload),
-        debug_created_at: debug.then_some(created_at),
+        debug_created_at: debug.then(|| format!("{created_at}")),
     })
 }
 
@@ -520,6 +515,24 @@ mod tests {
         assert_eq!(ctx.choice_context_data["values"]["open-round"]["value"], "r8");
         assert_eq!(ctx.choice_context_data["values"]["expire-lock"]["value"], true);
         assert_eq!(ctx.disclosed_contracts[0].debug_package_name.as_deref(), Some("platform"));
+    }
+
+    #[test]
+    fn an_unreadable_stored_candidate_is_an_internal_error_naming_it_not_the_oldest() {
+        let store = node(&basics());
+        let key = contracts::contract_key("rules-new");
+        let held = String::from_utf8(store.get_now(&key).unwrap()).unwrap();
+        let mut batch = crate::store::WriteBatch::new();
+        batch.put(key, held.replace("2024-06-01T00:00:00.000000Z", "June 2024").into_bytes());
+        block_on(store.write(&batch)).unwrap();
+        match context(&store, TransferChoice::Reject) {
+            Err(error @ Error::Internal(_)) => {
+                assert_eq!(error.status(), 500);
+                let message = format!("{error}");
+                assert!(message.starts_with("contract rules-new: unreadable stored record: created_at"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -200,6 +200,6 @@ mod tests {
         block_on(crate::ingest::ingest(archive_line("tx-2").as_bytes(), &store, &config)).unwrap();
         assert_eq!(votes(&store), r#"{"coin_price_votes":[]}"#);
         let record = block_on(crate::state::ledger::contracts::read(&store, "00v")).unwrap().expect("a tombstone");
-        assert_eq!((record.created, record.archived), (None, true));
+        assert_eq!(record, crate::state::ledger::ContractRecord::Archived);
     }
 }

@@ -27,7 +27,7 @@ use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
 use crate::storage::store::Store;
 
-use super::listed::{ListedContract, read_record};
+use super::listed::{ListedContract, render_list};
 
 /// Most closed rounds `GET /v0/closed-rounds` lists. The network archives a closed
 /// round once its rewards are processed, so only a handful are ever active.
@@ -105,17 +105,14 @@ pub async fn sync_closed_round<S: Store>(
     contract_id: &str,
     archived: &Archived<'_>,
 ) -> Result<(), Error> {
-    let Some(record) = read_record(stage, contract_id, archived).await? else {
-        return Ok(());
-    };
-    let Some(listed) = ListedContract::of(contract_id, &record)? else {
+    let Some(listed) = ListedContract::read(stage, contract_id, archived).await? else {
         return Ok(());
     };
     // Compact JSON renders an int64 as its decimal text.
     let Some(round) = listed.payload_text(&["round", "number"]).and_then(|n| n.parse::<i64>().ok()) else {
         return Ok(());
     };
-    if record.is_active() {
+    if listed.active {
         stage.put(closed_key(round, contract_id), listed.json);
     } else {
         stage.delete(closed_key(round, contract_id));

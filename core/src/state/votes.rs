@@ -21,7 +21,7 @@ use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
 use crate::storage::store::{Scan, Store};
 
-use super::listed::{ListedContract, read_record};
+use super::listed::{ListedContract, render_list};
 
 /// Most SVs the vote list shows (a network has a few dozen).
 pub const MAX_SVS: usize = 1000;
@@ -36,17 +36,14 @@ pub async fn sync_vote<S: Store>(
     contract_id: &str,
     archived: &Archived<'_>,
 ) -> Result<(), Error> {
-    let Some(record) = read_record(stage, contract_id, archived).await? else {
-        return Ok(());
-    };
-    let Some(listed) = ListedContract::of(contract_id, &record)? else {
+    let Some(listed) = ListedContract::read(stage, contract_id, archived).await? else {
         return Ok(());
     };
     let Some(sv) = listed.payload_text(&["sv"]) else {
         return Ok(());
     };
     let key = vote_key(sv, listed.created_at.micros(), contract_id);
-    if record.is_active() {
+    if listed.active {
         stage.put(key, listed.json);
     } else {
         stage.delete(key);

@@ -27,7 +27,7 @@
 //! | `G` | `G` generation | empty; the last key is the ingest generation | every guarded commit: ingest batches, the tick's pages ([`crate::storage::commit`]) | scan | mutable |
 //! | `H` | `H` update_id | hash (BLAKE3, tagged) of the created events' blobs, the part of the ingest form the `protobuf_json` body leaves out ([`crate::state::ledger::updates`]) | ingest | point | immutable |
 //! | `U` | `U` update_id encoding | `[body][kind]`: the pre-rendered `GET /v2/updates` body in one encoding | ingest | point | immutable |
-//! | `C` | `C` contract_id | [`crate::state::ledger::ContractRecord`] (JSON) | ingest: created and consuming exercised events | point | mutable |
+//! | `C` | `C` contract_id | [`crate::state::ledger::ContractRecord`] (JSON, its own reader and writer) | ingest: created and consuming exercised events | point | mutable |
 //! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) | within qualified_template | mutable |
 //! | `R` | `R` contract_id counter kind | synchronizer id | ingest: reassignment events (kind 0 unassign, 1 assign) | within contract_id | immutable |
 //! | `P` | `P` synchronizer party | hosting participant ids (JSON array) | topology records | scan | mutable |

@@ -37,7 +37,9 @@
 //! the version and the names.
 //!
 //! Version 2 added the names; a store of version 1 does not say which names it was
-//! ingested under, and is refused as another layout.
+//! ingested under, and is refused as another layout. Version 3 stores a contract's
+//! record in one strict form ([`crate::ledger::contracts`]): a created contract's
+//! fields flat, without the nesting and the `archived` flag that version 2 kept.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -49,7 +51,7 @@ use crate::storage::keys;
 use crate::storage::store::{Scan, Store, WriteBatch, WriteError};
 
 /// The layout version this build reads and writes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Where a store keeps its layout version (the value: the version in decimal ASCII).
 pub const KEY: &[u8] = b"\x00layout";

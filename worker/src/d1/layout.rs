@@ -357,7 +357,7 @@ mod tests {
         let contract = stored_key(&Key::new(keys::CONTRACT).str("00ab").into_bytes()).into_owned();
         assert_eq!(stored_value(&contract, TOMBSTONE), b"");
         assert_eq!(value_back(&contract, Vec::new()), TOMBSTONE);
-        let record = br#"{"template_id":"p:M:T","archived":true}"#;
+        let record = br#"{"template_id":"p:M:T","payload":{},"created_at":"2024-01-01T00:00:00.000000Z","synchronizer_id":"s","import":false,"package_name":"p"}"#;
         assert_eq!(stored_value(&contract, record), record, "other records as they are");
         assert_eq!(value_back(&contract, record.to_vec()), record);
         let stream = stored_key(&stream("s", 0, "u")).into_owned();

@@ -87,6 +87,7 @@ use crate::model::error::Error;
 use crate::model::ids::{PathParam, TrackingId};
 use crate::model::names::TemplateNames;
 use crate::model::time::Timestamp;
+use crate::model::update::TemplateId;
 use crate::state::ledger::contracts::{self, ContractRecord, Creation};
 use crate::state::network;
 use crate::storage::keys::{self, Key};
@@ -153,9 +154,8 @@ pub async fn submit<S: Store>(request: &Request, body: &[u8], env: &Env<'_>, sto
     };
     let key = record.key();
     let names = TemplateNames::new(&env.config.names);
-    let contract = contract_record(&record, &user.party_id, body.expires_at, env.now, &names);
-    let contract = serde_json::to_vec(&contract)
-        .map_err(|e| Error::Internal(format!("serializing request contract {contract_id}: {e}")))?;
+    let contract = contract_record(&record, &user.party_id, body.expires_at, env.now, &names)?;
+    let contract = contracts::encode(&contract_id, &contract)?;
     let mut batch = WriteBatch::new();
     batch
         .put_if_absent(key.clone(), record.to_bytes()?)
@@ -232,26 +232,27 @@ pub fn contract_record(
     expires_at: Timestamp,
     now: Timestamp,
     names: &TemplateNames,
-) -> ContractRecord {
-    ContractRecord {
-        template_id: format!("{WALLET_PACKAGE_ID}:{}", names.buy_traffic_request),
-        created: Some(Creation {
-            payload: serde_json::json!({
-                "endUserParty": end_user_party,
-                "receivingValidatorPartyId": record.receiving_validator_party_id,
-                "synchronizerId": record.domain_id,
-                "trafficAmount": format!("{}", record.traffic_amount),
-                "trackingId": record.tracking_id,
-                "expiresAt": format!("{expires_at}"),
-            }),
-            created_at: format!("{now}"),
-            blob: String::new(),
-            synchronizer_id: record.domain_id.clone(),
-            import: false,
-            package_name: String::from(WALLET_PACKAGE_ID),
+) -> Result<ContractRecord, Error> {
+    let template_id = format!("{WALLET_PACKAGE_ID}:{}", names.buy_traffic_request);
+    // The configured names spell a qualified name of two non-empty parts.
+    let template_id = TemplateId::parse(&template_id)
+        .map_err(|e| Error::Internal(format!("request contract template {template_id:?}: {e}")))?;
+    Ok(ContractRecord::Created(Creation {
+        template_id,
+        payload: serde_json::json!({
+            "endUserParty": end_user_party,
+            "receivingValidatorPartyId": record.receiving_validator_party_id,
+            "synchronizerId": record.domain_id,
+            "trafficAmount": format!("{}", record.traffic_amount),
+            "trackingId": record.tracking_id,
+            "expiresAt": format!("{expires_at}"),
         }),
-        archived: false,
-    }
+        created_at: now,
+        blob: None,
+        synchronizer_id: record.domain_id.clone(),
+        import: false,
+        package_name: String::from(WALLET_PACKAGE_ID),
+    }))
 }
 
 /// `POST /v0/wallet/buy-traffic-requests/{tracking_id}/status`: the token is checked

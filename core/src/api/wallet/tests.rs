@@ -175,9 +175,8 @@ fn the_request_is_an_active_contract_of_the_buy_traffic_template() {
     let node = Node::new();
     let id = created_contract_id(&node, "t-1");
     let record = block_on(crate::state::ledger::contracts::read(&node.store, &id)).unwrap().unwrap();
-    assert!(record.is_active());
-    assert_eq!(record.template_id, "ledger-node-wallet:Platform.Wallet.BuyTrafficRequest:BuyTrafficRequest");
-    let created = record.created.unwrap();
+    let created = record.creation().expect("active");
+    assert_eq!(created.template_id.as_str(), "ledger-node-wallet:Platform.Wallet.BuyTrafficRequest:BuyTrafficRequest");
     assert_eq!(created.payload["trackingId"], "t-1");
     assert_eq!(created.payload["endUserParty"], "alice::1220");
     assert_eq!(created.payload["trafficAmount"], "1000");

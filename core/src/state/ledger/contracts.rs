@@ -1,13 +1,19 @@
 //! The active contract set, derived at ingest.
 //!
 //! Every contract the node has seen has a [`ContractRecord`] under `C contract_id`:
-//! created (with its compact payload, blob, creation time and the synchronizer it was
-//! created on) and possibly archived. An archived contract's record becomes a
+//! created ([`Creation`]: its template, compact payload, creation time, blob and the
+//! synchronizer it was created on) or archived. An archived contract's record is a
 //! tombstone, `{"archived":true}` and nothing else, so that a later import never
 //! brings it back while neither its payload nor its template is kept: nothing reads
-//! them once it is archived, and most of a long history's contracts are. (Tombstones
-//! written before kept the template id; they read the same.) Active contracts are also
-//! indexed by qualified template name (`T name contract_id`).
+//! them once it is archived, and most of a long history's contracts are. Active
+//! contracts are also indexed by qualified template name (`T name contract_id`).
+//!
+//! A record is stored as one JSON object, written by one writer
+//! ([`ContractRecord::write`]) and read by one reader generic over the source
+//! ([`ContractRecord::read`]): a created contract's fields flat, in the order of
+//! [`Creation::FIELDS`] (`blob` left out when the event had none), or the tombstone.
+//! Unknown fields are refused. A stored record that does not read is an internal error
+//! that names the contract ([`decode`]), never a default.
 //!
 //! Where a contract is ([`location`]) comes from its reassignment events (`R
 //! contract_id counter kind`): with c the highest reassignment counter held, the
@@ -15,59 +21,187 @@
 //! flight if only the unassignment is; with no reassignment events it is where it was
 //! created. One reverse scan of one key answers this, whatever order the events came in.
 
-use alloc::borrow::Cow;
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use serde::Serialize;
 
 use crate::model::error::Error;
 use crate::model::error::StoreError;
-use crate::model::update::CreatedEvent;
-use crate::model::value::Encoding;
+use crate::model::json::Json;
+use crate::model::json::scan::Cursor;
+use crate::model::json::short::ShortText;
+use crate::model::json::write::write_str;
+use crate::model::time::Timestamp;
+use crate::model::update::{Blob, CreatedEvent, TemplateId};
+use crate::model::value::path::JsonPath;
+use crate::model::value::source::{Tree, bounded_id, id, timestamp};
+use crate::model::value::{Encoding, Source};
 use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
 use crate::storage::store::{Scan, Store};
 
 /// What the node knows of a contract.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContractRecord {
-    /// The full template id, `<package-id>:<Module.Path>:<Entity>`; empty in a
-    /// tombstone.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub template_id: String,
-    /// The creation, once seen.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created: Option<Creation>,
-    /// Whether a consuming exercise archived it.
-    #[serde(default)]
-    pub archived: bool,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContractRecord {
+    /// Created, and not archived as far as the node knows.
+    Created(Creation),
+    /// Archived by a consuming exercise (a tombstone: nothing else is kept).
+    Archived,
 }
 
 /// A contract's creation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Creation {
+    /// The template of the contract.
+    pub template_id: TemplateId,
     /// The create arguments in `compact_json`.
     pub payload: serde_json::Value,
-    /// Ledger effective time of the creating transaction (RFC 3339).
-    pub created_at: String,
-    /// The created event blob as ingested; empty when none was given.
-    pub blob: String,
+    /// Ledger effective time of the creating transaction.
+    pub created_at: Timestamp,
+    /// The created event blob as ingested, if the event carried one.
+    pub blob: Option<Blob>,
     /// The synchronizer the creating transaction (or first assignment) was on.
     pub synchronizer_id: String,
     /// Whether it came from an import update.
     pub import: bool,
-    /// The package name of the created event; empty for records stored before it was kept.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// The package name of the created event.
     pub package_name: String,
 }
 
 impl ContractRecord {
+    /// The fields of a tombstone.
+    const TOMBSTONE_FIELDS: [&'static str; 1] = ["archived"];
+
     /// Whether the contract is active (created and not archived).
     pub fn is_active(&self) -> bool {
-        self.created.is_some() && !self.archived
+        matches!(self, ContractRecord::Created(_))
     }
+
+    /// Its creation, while it is active.
+    pub fn creation(&self) -> Option<&Creation> {
+        match self {
+            ContractRecord::Created(creation) => Some(creation),
+            ContractRecord::Archived => None,
+        }
+    }
+
+    /// Reads a stored record: a tombstone (it has `archived`) or a creation.
+    pub fn read<'s, S: Source<'s>>(source: &mut S) -> Result<Self, S::Error> {
+        let mut object = source.object()?;
+        let record = match source.either(&mut object, "archived", "template_id") {
+            (true, _) => {
+                source.only(&mut object, &Self::TOMBSTONE_FIELDS)?;
+                if !source.field(&mut object, "archived", S::boolean)? {
+                    return Err(source.error_at("archived", || "expected true: a tombstone is {\"archived\":true}"));
+                }
+                ContractRecord::Archived
+            }
+            (false, _) => {
+                source.only(&mut object, &Creation::FIELDS)?;
+                ContractRecord::Created(Creation::read_fields(source, &mut object)?)
+            }
+        };
+        source.close(object)?;
+        Ok(record)
+    }
+
+    /// The record as stored.
+    pub fn write(&self) -> Result<Vec<u8>, serde_json::Error> {
+        match self {
+            ContractRecord::Archived => Ok(TOMBSTONE.to_vec()),
+            ContractRecord::Created(c) => write_creation(
+                &c.template_id,
+                &c.payload,
+                c.created_at,
+                c.blob.as_ref(),
+                &c.synchronizer_id,
+                c.import,
+                &c.package_name,
+            ),
+        }
+    }
+}
+
+impl Creation {
+    /// The fields of a created contract's record, in the order they are written.
+    pub const FIELDS: [&'static str; 7] =
+        ["template_id", "payload", "created_at", "blob", "synchronizer_id", "import", "package_name"];
+
+    /// The fields of an object whose fields are known to be [`Creation::FIELDS`].
+    fn read_fields<'s, S: Source<'s>>(source: &mut S, object: &mut S::Object) -> Result<Self, S::Error> {
+        Ok(Creation {
+            template_id: source.field(object, "template_id", TemplateId::read)?,
+            payload: source.field(object, "payload", S::json)?,
+            created_at: source.field(object, "created_at", timestamp)?,
+            blob: source.optional_field(object, "blob", Blob::read)?,
+            synchronizer_id: source.field(object, "synchronizer_id", bounded_id)?.into(),
+            import: source.field(object, "import", S::boolean)?,
+            package_name: source.field(object, "package_name", id)?.into(),
+        })
+    }
+}
+
+/// The one writer of a created contract's record (a held [`Creation`], or a created
+/// event as ingest stores it): its fields in the order of [`Creation::FIELDS`],
+/// `payload` written in place, without a tree built for it first.
+fn write_creation(
+    template_id: &TemplateId,
+    payload: &impl Serialize,
+    created_at: Timestamp,
+    blob: Option<&Blob>,
+    synchronizer_id: &str,
+    import: bool,
+    package_name: &str,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut out = Vec::with_capacity(512);
+    out.extend_from_slice(br#"{"template_id":"#);
+    write_str(&mut out, template_id.as_str());
+    out.extend_from_slice(br#","payload":"#);
+    let at = out.len();
+    if crate::model::json::write::try_write(&mut out, payload).is_err() {
+        // A shape the node's writer leaves to `serde_json` (such as a float).
+        out.truncate(at);
+        out.extend_from_slice(&serde_json::to_vec(payload)?);
+    }
+    out.extend_from_slice(br#","created_at":"#);
+    write_str(&mut out, created_at.short_text().as_str());
+    if let Some(blob) = blob {
+        out.extend_from_slice(br#","blob":"#);
+        write_str(&mut out, blob.as_str());
+    }
+    out.extend_from_slice(br#","synchronizer_id":"#);
+    write_str(&mut out, synchronizer_id);
+    out.extend_from_slice(if import { br#","import":true"# } else { br#","import":false"# });
+    out.extend_from_slice(br#","package_name":"#);
+    write_str(&mut out, package_name);
+    out.push(b'}');
+    Ok(out)
+}
+
+/// The stored record of `contract_id`, `bytes`: read by the cursor, and by the
+/// document reader, which names the problem, when the cursor does not take it. A record
+/// that does not read is an internal error naming the contract.
+pub fn decode(contract_id: &str, bytes: &[u8]) -> Result<ContractRecord, Error> {
+    let unreadable = |problem: &dyn core::fmt::Display| {
+        Error::Internal(format!("contract {contract_id}: unreadable stored record: {problem}"))
+    };
+    let text = core::str::from_utf8(bytes).map_err(|e| unreadable(&e))?;
+    let mut cursor = Cursor::new(text);
+    if let Ok(record) = ContractRecord::read(&mut cursor)
+        && cursor.at_end()
+    {
+        return Ok(record);
+    }
+    let json = Json::parse(bytes).map_err(|e| unreadable(&e))?;
+    ContractRecord::read(&mut Tree::new(&json, &mut JsonPath::new())).map_err(|e| unreadable(&e))
+}
+
+/// `record` of `contract_id` as stored; a record that does not serialize is an error
+/// for the batch, never an empty record in the store.
+pub fn encode(contract_id: &str, record: &ContractRecord) -> Result<Vec<u8>, Error> {
+    record.write().map_err(|e| Error::Internal(format!("contract {contract_id}: writing its record: {e}")))
 }
 
 /// The key of a contract's record.
@@ -90,68 +224,8 @@ pub fn reassignment_key(contract_id: &str, counter: i64, assignment: bool) -> Ve
     Key::new(keys::REASSIGNMENT).str(contract_id).i64(counter).byte(u8::from(assignment)).into_bytes()
 }
 
-/// A stored record of `contract_id`, as a [`ContractRecord`] or as a [`Stored`] one.
-fn decode<'a, T: Deserialize<'a>>(contract_id: &str, bytes: &'a [u8]) -> Result<T, StoreError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::new(alloc::format!("contract {contract_id}: unreadable record: {e}")))
-}
-
-/// A record as stored; a record that does not serialize is an error for the batch,
-/// never an empty record in the store.
-fn encode(contract_id: &str, record: &impl Serialize) -> Result<Vec<u8>, Error> {
-    crate::model::json::write::to_vec(record)
-        .map_err(|e| Error::Internal(alloc::format!("contract {contract_id}: writing its record: {e}")))
-}
-
-/// A contract record as ingest writes it: the fields of [`ContractRecord`], in its
-/// order, with a payload that is written without being built as a JSON tree first
-/// (when created) or read as JSON text without being parsed (by an archive).
-/// Unknown fields are refused rather than ignored, so that a field added to
-/// [`ContractRecord`] but not here is an error.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Written<'a, P> {
-    #[serde(borrow, default, skip_serializing_if = "is_empty")]
-    template_id: Cow<'a, str>,
-    #[serde(default = "none", skip_serializing_if = "Option::is_none")]
-    created: Option<WrittenCreation<'a, P>>,
-    #[serde(default)]
-    archived: bool,
-}
-
-/// Whether `text` is empty: a template id a tombstone leaves out.
-#[expect(clippy::ptr_arg, reason = "serde's skip_serializing_if passes the field itself")]
-fn is_empty(text: &Cow<'_, str>) -> bool {
-    text.is_empty()
-}
-
-/// `None`, as a field default that asks nothing of `P` (`#[serde(default)]` would
-/// require `P: Default`).
-fn none<T>() -> Option<T> {
-    None
-}
-
-/// The fields of [`Creation`], in its order.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WrittenCreation<'a, P> {
-    payload: P,
-    #[serde(borrow)]
-    created_at: Cow<'a, str>,
-    #[serde(borrow)]
-    blob: Cow<'a, str>,
-    #[serde(borrow)]
-    synchronizer_id: Cow<'a, str>,
-    import: bool,
-    #[serde(borrow, default, skip_serializing_if = "str::is_empty")]
-    package_name: Cow<'a, str>,
-}
-
-/// A stored record whose payload is left as JSON text: enough to archive it.
-type Stored<'a> = Written<'a, &'a RawValue>;
-
 /// Reads a contract's record.
-pub async fn read<S: Store>(store: &S, contract_id: &str) -> Result<Option<ContractRecord>, StoreError> {
+pub async fn read<S: Store>(store: &S, contract_id: &str) -> Result<Option<ContractRecord>, Error> {
     match store.get(&contract_key(contract_id)).await? {
         Some(bytes) => decode(contract_id, &bytes).map(Some),
         None => Ok(None),
@@ -170,10 +244,9 @@ pub async fn create<S: Store>(
 ) -> Result<(), Error> {
     let key = contract_key(&event.contract_id);
     if let Some(bytes) = stage.get(&key).await? {
-        let existing: Stored<'_> = decode(&event.contract_id, &bytes)?;
-        if existing.created.is_some() || existing.archived {
-            return Ok(());
-        }
+        // Created or archived: either way it stays as it is, once it reads.
+        decode(&event.contract_id, &bytes)?;
+        return Ok(());
     }
     let record = match prepared {
         Some(record) => record,
@@ -187,68 +260,51 @@ pub async fn create<S: Store>(
     Ok(())
 }
 
-/// The stored record of a contract as `event` creates it, on `synchronizer_id`. It
+/// The stored record of a contract as `event` creates it, on `synchronizer_id`: the
+/// record of its [`Creation`], with the payload written straight from the event. It
 /// needs no store, so ingest renders it with the update, before the batch's turn at
 /// the store ([`crate::state::ledger::StoredUpdate`]).
 pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool) -> Result<Vec<u8>, Error> {
-    let created_at = crate::model::json::short::ShortText::short_text(&event.created_at);
-    encode(
-        &event.contract_id,
-        &Written {
-            template_id: event.template_id.as_str().into(),
-            created: Some(WrittenCreation {
-                payload: event.create_arguments.encoded(Encoding::CompactJson),
-                created_at: created_at.as_str().into(),
-                blob: event.created_event_blob.as_ref().map_or("", |b| b.as_str()).into(),
-                synchronizer_id: synchronizer_id.into(),
-                import,
-                package_name: event.package_name.as_str().into(),
-            }),
-            archived: false,
-        },
+    write_creation(
+        &event.template_id,
+        &event.create_arguments.encoded(Encoding::CompactJson),
+        event.created_at,
+        event.created_event_blob.as_ref(),
+        synchronizer_id,
+        import,
+        &event.package_name,
     )
+    .map_err(|e| Error::Internal(format!("contract {}: writing its record: {e}", event.contract_id)))
 }
 
 /// Records a consuming exercise on `contract_id` of `template_id`: its record becomes
-/// a tombstone (archived, without creation or template id). The record it replaces, if
-/// that held the contract's creation, is returned: derived state that lists the
-/// contract finds its entry from it ([`crate::state`]).
+/// a tombstone. The creation it replaces, if it held one, is returned: derived state
+/// that lists the contract finds its entry from it ([`crate::state`]).
 pub async fn archive<S: Store>(
     stage: &mut Stage<'_, S>,
     contract_id: &str,
-    template_id: &crate::model::update::TemplateId,
-) -> Result<Option<Vec<u8>>, StoreError> {
+    template_id: &TemplateId,
+) -> Result<Option<Creation>, Error> {
     let key = contract_key(contract_id);
-    let bytes = stage.get(&key).await?;
-    let (held_template, created) = match &bytes {
-        Some(bytes) => {
-            let record = decode::<Stored<'_>>(contract_id, bytes)?;
-            if record.archived {
-                return Ok(None);
-            }
-            (Some(String::from(record.template_id)), record.created.is_some())
-        }
-        None => (None, false),
+    let held = match stage.get(&key).await? {
+        Some(bytes) => match decode(contract_id, &bytes)? {
+            ContractRecord::Archived => return Ok(None),
+            ContractRecord::Created(creation) => Some(creation),
+        },
+        None => None,
     };
     stage.delete(template_key(template_id.qualified_name(), contract_id));
-    let held_name = held_template.as_deref().and_then(|t| crate::model::update::TemplateId::parse(t).ok());
-    if let Some(held) = &held_name
-        && held.qualified_name() != template_id.qualified_name()
+    if let Some(held) = &held
+        && held.template_id.qualified_name() != template_id.qualified_name()
     {
-        stage.delete(template_key(held.qualified_name(), contract_id));
+        stage.delete(template_key(held.template_id.qualified_name(), contract_id));
     }
-    stage.put(key, tombstone());
-    Ok(bytes.filter(|_| created))
+    stage.put(key, TOMBSTONE.to_vec());
+    Ok(held)
 }
 
-/// The record of an archived contract, as stored: a [`ContractRecord`] archived,
-/// without creation or template id.
+/// The record of an archived contract, as stored: [`ContractRecord::Archived`].
 pub const TOMBSTONE: &[u8] = br#"{"archived":true}"#;
-
-/// The record of an archived contract.
-fn tombstone() -> Vec<u8> {
-    TOMBSTONE.to_vec()
-}
 
 /// Where a contract is now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,8 +315,9 @@ pub enum Location {
     InFlight,
 }
 
-/// Where `record` (of `contract_id`) is, from its reassignment events: one store read.
-pub async fn location<S: Store>(store: &S, contract_id: &str, record: &ContractRecord) -> Result<Location, StoreError> {
+/// Where `contract_id`, created as `creation`, is, from its reassignment events: one
+/// store read.
+pub async fn location<S: Store>(store: &S, contract_id: &str, creation: &Creation) -> Result<Location, StoreError> {
     let prefix = Key::new(keys::REASSIGNMENT).str(contract_id).into_bytes();
     let latest = store.scan(&Scan::prefix(&prefix, 1).reversed()).await?;
     match latest.into_iter().next() {
@@ -273,7 +330,7 @@ pub async fn location<S: Store>(store: &S, contract_id: &str, record: &ContractR
                 Ok(Location::InFlight)
             }
         }
-        None => Ok(Location::On(record.created.as_ref().map(|c| c.synchronizer_id.clone()).unwrap_or_default())),
+        None => Ok(Location::On(creation.synchronizer_id.clone())),
     }
 }
 
@@ -283,6 +340,7 @@ mod tests {
     use crate::model::update::{Event, Update};
     use crate::storage::exec::block_on;
     use crate::storage::store::MemoryStore;
+    use proptest::prelude::*;
 
     /// A created event whose payload and strings need escaping.
     fn created() -> CreatedEvent {
@@ -311,6 +369,24 @@ mod tests {
         block_on(read(store, id)).expect("readable").expect("present")
     }
 
+    fn put(store: &MemoryStore, contract_id: &str, bytes: &[u8]) {
+        let mut batch = crate::storage::store::WriteBatch::new();
+        batch.put(contract_key(contract_id), bytes.to_vec());
+        block_on(store.write(&batch)).expect("written");
+    }
+
+    /// The record read by the document reader alone.
+    fn strict(bytes: &[u8]) -> Result<ContractRecord, crate::model::value::PathError> {
+        let json = Json::parse(bytes).expect("JSON");
+        ContractRecord::read(&mut Tree::new(&json, &mut JsonPath::new()))
+    }
+
+    /// The record read by the cursor alone, if it takes it.
+    fn fast(bytes: &[u8]) -> Option<ContractRecord> {
+        let mut cursor = Cursor::new(core::str::from_utf8(bytes).expect("UTF-8"));
+        ContractRecord::read(&mut cursor).ok().filter(|_| cursor.at_end())
+    }
+
     #[test]
     fn a_created_record_reads_back_and_archiving_keeps_its_payload() {
         let store = MemoryStore::new();
@@ -325,56 +401,47 @@ mod tests {
         assert_eq!(ahead.into_batch(), batch);
         block_on(store.write(&batch)).expect("written");
         let record = stored(&store, &event.contract_id);
-        let creation = record.created.clone().expect("a creation");
+        let creation = record.creation().expect("a creation").clone();
         assert_eq!(creation.payload, event.create_arguments.render(Encoding::CompactJson));
         assert_eq!(creation.payload["note"], "a \"quoted\" line\n");
-        assert_eq!(creation.created_at, "2024-01-01T00:00:00.500000Z");
-        assert_eq!((creation.blob.as_str(), creation.synchronizer_id.as_str(), creation.import), ("AAEC", "s", true));
+        assert_eq!(creation.created_at, event.created_at);
+        assert_eq!(creation.template_id, event.template_id);
+        assert_eq!(creation.blob.as_ref().map(Blob::as_str), Some("AAEC"));
+        assert_eq!((creation.synchronizer_id.as_str(), creation.import), ("s", true));
         assert_eq!(creation.package_name, "p");
         assert!(record.is_active());
+        let held = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
+        assert_eq!(held.as_deref(), Some(record.write().unwrap().as_slice()), "one writer for both");
         let index_key = template_key(event.template_id.qualified_name(), &event.contract_id);
         assert_eq!(block_on(store.get(&index_key)).expect("readable"), Some(Vec::new()), "indexed as active");
 
-        let held = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
         let mut stage = Stage::new(&store);
         let replaced = block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
-        assert_eq!(replaced, held, "the record with the creation is handed back");
+        assert_eq!(replaced, Some(creation), "the creation is handed back");
         block_on(store.write(&stage.into_batch())).expect("written");
         let mut again = Stage::new(&store);
         let replaced = block_on(archive(&mut again, &event.contract_id, &event.template_id)).expect("archived");
         assert_eq!((replaced, again.is_empty()), (None, true), "archiving twice changes nothing");
-        let archived = stored(&store, &event.contract_id);
-        assert!(archived.archived);
-        assert_eq!(archived.created, None, "a tombstone keeps no creation");
-        assert_eq!(archived.template_id, "", "nor a template");
+        assert_eq!(stored(&store, &event.contract_id), ContractRecord::Archived);
         let tombstone = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
         assert_eq!(tombstone.as_deref(), Some(TOMBSTONE), "the issue 23 tombstone");
-        let written: Stored<'_> = Written { template_id: "".into(), created: None, archived: true };
-        assert_eq!(encode("c", &written).unwrap(), TOMBSTONE, "the tombstone is a record as ingest writes one");
+        assert_eq!(ContractRecord::Archived.write().unwrap(), TOMBSTONE, "the tombstone is a record as written");
         assert_eq!(block_on(store.get(&index_key)).expect("readable"), None, "no longer indexed as active");
     }
 
     #[test]
-    fn a_record_is_written_back_byte_for_byte_with_every_field() {
-        let record = ContractRecord {
-            template_id: "p:M:T".into(),
-            created: Some(Creation {
-                payload: serde_json::json!({"b": [1, {"c": "d\"e"}], "a": null}),
-                created_at: "2024-01-01T00:00:00.000000Z".into(),
-                blob: "AAEC".into(),
-                synchronizer_id: "s".into(),
-                import: true,
-                package_name: "p".into(),
-            }),
-            archived: true,
-        };
-        let bytes = serde_json::to_vec(&record).expect("a record");
-        let stored: Stored<'_> = decode("c", &bytes).expect("every field is known");
-        assert_eq!(encode("c", &stored).unwrap(), bytes);
-        let mut extra: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
-        extra["created"]["colour"] = "red".into();
-        let extra = serde_json::to_vec(&extra).expect("JSON");
-        assert!(decode::<Stored<'_>>("c", &extra).is_err(), "an unknown field is refused, not dropped");
+    fn a_created_record_is_stored_flat_and_without_a_missing_blob() {
+        let mut event = created();
+        let bytes = creation_record(&event, "s", false).unwrap();
+        let text = core::str::from_utf8(&bytes).unwrap();
+        assert_eq!(
+            text,
+            r#"{"template_id":"p:M:T","payload":{"note":"a \"quoted\" line\n","n":"7"},"created_at":"2024-01-01T00:00:00.500000Z","blob":"AAEC","synchronizer_id":"s","import":false,"package_name":"p"}"#
+        );
+        event.created_event_blob = None;
+        let bytes = creation_record(&event, "s", false).unwrap();
+        assert!(!core::str::from_utf8(&bytes).unwrap().contains("blob"));
+        assert_eq!(decode("c", &bytes).unwrap().creation().unwrap().blob, None);
     }
 
     #[test]
@@ -391,22 +458,92 @@ mod tests {
             }
             block_on(store.write(&stage.into_batch())).expect("written");
         }
-        let record = stored(&store, &event.contract_id);
-        assert_eq!(record, ContractRecord { template_id: String::new(), created: None, archived: true });
+        assert_eq!(stored(&store, &event.contract_id), ContractRecord::Archived);
     }
 
     #[test]
-    fn a_tombstone_that_kept_its_template_still_keeps_the_contract_archived() {
+    fn a_record_with_an_unknown_key_is_refused_by_the_reader() {
+        let mut record: serde_json::Value =
+            serde_json::from_slice(&creation_record(&created(), "s", false).unwrap()).unwrap();
+        record["colour"] = "red".into();
+        let bytes = serde_json::to_vec(&record).unwrap();
+        assert_eq!(fast(&bytes), None);
+        let error = strict(&bytes).unwrap_err();
+        assert!(alloc::format!("{error}").starts_with(r#"unknown field "colour"; expected template_id, "#), "{error}");
+        // A tombstone is the fact of the archive alone.
+        let kept_template = br#"{"template_id":"p:M:T","archived":true}"#;
+        assert_eq!(fast(kept_template), None);
+        let error = strict(kept_template).unwrap_err();
+        assert_eq!(alloc::format!("{error}"), r#"unknown field "template_id"; expected archived"#);
+        assert!(strict(br#"{"archived":false}"#).is_err());
+    }
+
+    #[test]
+    fn an_unreadable_stored_record_is_an_internal_error_naming_the_contract() {
         let store = MemoryStore::new();
         let event = created();
-        let old = br#"{"template_id":"p:M:T","archived":true}"#.to_vec();
-        let mut batch = crate::storage::store::WriteBatch::new();
-        batch.put(contract_key(&event.contract_id), old.clone());
-        block_on(store.write(&batch)).expect("written");
-        let mut stage = Stage::new(&store);
-        block_on(create(&mut stage, &event, "s", false, None)).expect("created");
-        let replaced = block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
-        assert_eq!((replaced, stage.is_empty()), (None, true), "neither the create nor the archive writes");
-        assert!(!stored(&store, &event.contract_id).is_active());
+        let good = creation_record(&event, "s", false).unwrap();
+        let text = core::str::from_utf8(&good).unwrap();
+        let cases = [
+            (text.replace("2024-01-01T00:00:00.500000Z", "yesterday"), "created_at"),
+            (text.replace(r#""template_id":"p:M:T""#, r#""template_id":"T""#), "template_id"),
+            (text.replace(r#""AAEC""#, r#""A""#), "blob"),
+            (text.replace(r#","package_name":"p""#, ""), "missing package_name"),
+            (String::from("{\"archived\":true"), "EOF"),
+        ];
+        for (bytes, problem) in cases {
+            put(&store, "c1", bytes.as_bytes());
+            let error = block_on(read(&store, "c1")).expect_err("unreadable");
+            assert_eq!(error.status(), 500, "{error:?}");
+            let Error::Internal(message) = &error else { panic!("{error:?}") };
+            assert!(message.starts_with("contract c1: unreadable stored record: "), "{message}");
+            assert!(message.contains(problem), "{message}");
+            // Neither a create nor an archive writes over it.
+            let mut stage = Stage::new(&store);
+            let mut renamed = event.clone();
+            renamed.contract_id = "c1".into();
+            assert_eq!(block_on(create(&mut stage, &renamed, "s", false, None)), Err(error.clone()));
+            assert_eq!(block_on(archive(&mut stage, "c1", &event.template_id)), Err(error));
+        }
+    }
+
+    /// Any record: a tombstone, or a creation with any payload and odd strings.
+    fn any_record() -> impl Strategy<Value = ContractRecord> {
+        let creation = (
+            ("[a-z0-9#]{1,8}", "[A-Z][a-zA-Z.]{0,6}", "\\PC{1,6}"),
+            crate::model::value::arbitrary::record(),
+            Timestamp::MIN.micros()..=Timestamp::MAX.micros(),
+            proptest::option::of(proptest::collection::vec(any::<u8>(), 0..12)),
+            ("\\PC{1,16}", any::<bool>(), "\\PC{1,8}"),
+        )
+            .prop_filter_map("a template id", |((package, module, entity), payload, micros, blob, rest)| {
+                let template_id = TemplateId::parse(&alloc::format!("{package}:{module}:{entity}")).ok()?;
+                let (synchronizer_id, import, package_name) = rest;
+                Some(Creation {
+                    template_id,
+                    payload: payload.render(Encoding::CompactJson),
+                    created_at: Timestamp::from_micros(micros).ok()?,
+                    blob: blob.map(|bytes| Blob::encode(&bytes)),
+                    synchronizer_id,
+                    import,
+                    package_name,
+                })
+            });
+        prop_oneof![1 => Just(ContractRecord::Archived), 8 => creation.prop_map(ContractRecord::Created)]
+    }
+
+    proptest! {
+        #[test]
+        fn any_record_round_trips_through_its_writer_and_reader(record in any_record()) {
+            let bytes = record.write().unwrap();
+            prop_assert_eq!(decode("c", &bytes), Ok(record.clone()));
+            prop_assert_eq!(strict(&bytes), Ok(record.clone()));
+            // The cursor reads it too, leaving only strings with escapes to the document reader.
+            match fast(&bytes) {
+                Some(fast) => prop_assert_eq!(fast, record.clone()),
+                None => prop_assert!(bytes.contains(&b'\\'), "refused {}", String::from_utf8_lossy(&bytes)),
+            }
+            prop_assert_eq!(encode("c", &decode("c", &bytes).unwrap()).unwrap(), bytes);
+        }
     }
 }

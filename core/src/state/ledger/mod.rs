@@ -17,7 +17,7 @@ use crate::model::value::Encoding;
 use crate::storage::stage::Stage;
 use crate::storage::store::Store;
 
-pub use contracts::{ContractRecord, Location};
+pub use contracts::{ContractRecord, Creation, Location};
 pub use updates::StoredUpdate;
 
 /// What applying one update did.
@@ -29,17 +29,17 @@ pub enum Outcome<'u> {
     Unchanged,
 }
 
-/// The contracts an update archived whose creation was held, each with the record it
-/// had before ([`contracts::archive`]). An archived contract's record keeps no
-/// creation, so derived state that lists contracts by their payload finds the entry
-/// to remove from this record (the contract lists of [`crate::state`]).
+/// The contracts an update archived whose creation was held, each with that creation
+/// ([`contracts::archive`]). An archived contract's record keeps no creation, so
+/// derived state that lists contracts by their payload finds the entry to remove from
+/// this one (the contract lists of [`crate::state`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Archived<'u>(alloc::vec::Vec<(&'u str, alloc::vec::Vec<u8>)>);
+pub struct Archived<'u>(alloc::vec::Vec<(&'u str, Creation)>);
 
 impl Archived<'_> {
-    /// The record `contract_id` had before the update archived it, if it did.
-    pub fn record(&self, contract_id: &str) -> Option<&[u8]> {
-        self.0.iter().find(|(id, _)| *id == contract_id).map(|(_, record)| record.as_slice())
+    /// The creation of `contract_id`, if the update archived it.
+    pub fn creation(&self, contract_id: &str) -> Option<&Creation> {
+        self.0.iter().find(|(id, _)| *id == contract_id).map(|(_, creation)| creation)
     }
 }
 
@@ -120,8 +120,8 @@ pub async fn apply_update<'u, S: Store>(
                         contracts::create(stage, created, &tx.synchronizer_id, import, record).await?
                     }
                     Event::Exercised(x) if x.consuming => {
-                        if let Some(record) = contracts::archive(stage, &x.contract_id, &x.template_id).await? {
-                            archived.0.push((&x.contract_id, record));
+                        if let Some(creation) = contracts::archive(stage, &x.contract_id, &x.template_id).await? {
+                            archived.0.push((&x.contract_id, creation));
                         }
                     }
                     Event::Exercised(_) => {}
