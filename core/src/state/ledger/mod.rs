@@ -99,7 +99,7 @@ pub async fn apply_update<'u, S: Store>(
             true => stage.get(&updates::body_key(update.id(), Encoding::ProtobufJson)).await?,
             false => None,
         };
-        return if stored.matches(update, &held, held_body.as_deref()) {
+        return if stored.matches(&held, held_body.as_deref()) {
             Ok(Outcome::Unchanged)
         } else {
             Err(Error::Conflict(alloc::format!("update {} is already held with different content", update.id())))

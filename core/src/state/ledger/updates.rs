@@ -17,10 +17,7 @@
 //! Stored layout:
 //! - `H update_id` → `[3]` then 8 bytes per created event, in event id order: zero for
 //!   an event without a blob, else the first 8 bytes of the BLAKE3 hash of its event id
-//!   and blob (never zero); present exactly when the update is held. Earlier builds
-//!   stored `[2][BLAKE3 of all the blobs, 32 bytes]`, compared whole (or, for an update
-//!   re-sent without any blob, not at all), and before that a hash of the whole ingest
-//!   form: `[1][BLAKE3, 32 bytes]`, or the SHA-256 without a tag; those decide alone;
+//!   and blob (never zero); present exactly when the update is held;
 //! - `U update_id encoding` → `[body][kind: 1 byte]`, encoding 0 for `compact_json` and
 //!   1 for `protobuf_json`; kind 0 for a transaction, 1 for a reassignment (last, so
 //!   that serving drops it without moving the body).
@@ -28,8 +25,6 @@
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-
-use sha2::Digest;
 
 use super::contracts;
 
@@ -42,12 +37,6 @@ use crate::storage::keys::{self, Key};
 pub const TRANSACTION: u8 = 0;
 const REASSIGNMENT: u8 = 1;
 
-/// The tag of a stored BLAKE3 hash of the whole ingest form (the `protobuf_json` body
-/// and the blobs), which earlier builds stored.
-const BLAKE3_INGEST_FORM: u8 = 1;
-/// The tag of a stored BLAKE3 hash of the created events' blobs alone: the rest of the
-/// ingest form is the stored `protobuf_json` body, compared as it is.
-const BLAKE3_BLOBS: u8 = 2;
 
 /// The tag of stored per-event blob hashes ([`event_blob_hashes`]).
 const EVENT_BLOBS: u8 = 3;
@@ -123,11 +112,9 @@ impl StoredUpdate {
         &self.hash
     }
 
-    /// Whether `update` (which this renders) is the update held under its id, whose
-    /// stored hash is `held` and, if [`needs_body`] says so, whose stored
-    /// `protobuf_json` entry is `held_body`. A hash of the whole ingest form (tagged
-    /// BLAKE3, or the untagged SHA-256), as earlier builds stored, decides alone.
-    pub fn matches(&self, update: &Update, held: &[u8], held_body: Option<&[u8]>) -> bool {
+    /// Whether the update this renders is the update held under its id, whose stored
+    /// hash is `held` and whose stored `protobuf_json` entry is `held_body` ([`needs_body`]).
+    pub fn matches(&self, held: &[u8], held_body: Option<&[u8]>) -> bool {
         match held {
             [EVENT_BLOBS, held_events @ ..] => {
                 let ours = self.hash.get(1..).unwrap_or_default();
@@ -138,33 +125,8 @@ impl StoredUpdate {
                         .zip(ours.chunks(EVENT_HASH_LEN))
                         .all(|(held, ours)| ours.iter().all(|b| *b == 0) || held == ours)
             }
-            [BLAKE3_BLOBS, hash @ ..] if hash.len() == blake3::OUT_LEN => {
-                let mut hasher = blake3::Hasher::new();
-                feed_blobs(update, |bytes| {
-                    hasher.update(bytes);
-                });
-                (hash == hasher.finalize().as_bytes() || !carries_blobs(update))
-                    && held_body == Some(self.protobuf.as_slice())
-            }
-            [BLAKE3_INGEST_FORM, hash @ ..] if hash.len() == blake3::OUT_LEN => {
-                let mut hasher = blake3::Hasher::new();
-                feed_ingest_form(update, self.protobuf_body(), |bytes| {
-                    hasher.update(bytes);
-                });
-                hash == hasher.finalize().as_bytes()
-            }
-            _ if held.len() == 32 => {
-                let mut hasher = sha2::Sha256::new();
-                feed_ingest_form(update, self.protobuf_body(), |bytes| hasher.update(bytes));
-                held == hasher.finalize().as_slice()
-            }
             _ => false,
         }
-    }
-
-    /// The `protobuf_json` body, without its kind byte.
-    fn protobuf_body(&self) -> &[u8] {
-        self.protobuf.split_last().map_or(&[], |(_, body)| body)
     }
 
     /// The entries to store for the update with id `update_id`.
@@ -185,26 +147,10 @@ impl StoredUpdate {
 }
 
 /// Whether deciding if an update is the one held with stored hash `held` needs the
-/// held update's `protobuf_json` entry ([`body_key`]) too.
+/// held update's `protobuf_json` entry ([`body_key`]) too: for every hash of this
+/// layout; a value of any other form is no update this build holds.
 pub fn needs_body(held: &[u8]) -> bool {
-    match held.first() {
-        Some(&EVENT_BLOBS) => true,
-        Some(&BLAKE3_BLOBS) => held.len() == blake3::OUT_LEN + 1,
-        _ => false,
-    }
-}
-
-/// Whether any created event of `update` carries a blob.
-fn carries_blobs(update: &Update) -> bool {
-    match update {
-        Update::Transaction(tx) => tx.events_by_id.values().any(
-            |event| matches!(event, crate::model::update::Event::Created(created) if created.created_event_blob.is_some()),
-        ),
-        Update::Reassignment(r) => matches!(
-            &r.event,
-            crate::model::update::ReassignmentEvent::Assignment(a) if a.created_event.created_event_blob.is_some()
-        ),
-    }
+    held.first() == Some(&EVENT_BLOBS)
 }
 
 /// The stored hashes of `update`'s created events' blobs, the part of the canonical
@@ -244,40 +190,6 @@ fn event_blob_hashes(update: &Update) -> ContentHash {
         }
     }
     hashes
-}
-
-/// Feeds the ingest form of `update`, whose `protobuf_json` body is `protobuf`, to
-/// `hash`, as earlier builds hashed it: the body, then the blobs ([`feed_blobs`]).
-fn feed_ingest_form(update: &Update, protobuf: &[u8], mut hash: impl FnMut(&[u8])) {
-    hash(protobuf);
-    feed_blobs(update, hash);
-}
-
-/// Feeds each created event's id and blob to `hash`, in event id order.
-fn feed_blobs(update: &Update, mut hash: impl FnMut(&[u8])) {
-    let mut blob = |event: &crate::model::update::CreatedEvent| {
-        hash(&[0]);
-        hash(event.event_id.as_bytes());
-        match &event.created_event_blob {
-            Some(blob) => {
-                hash(&[1]);
-                hash(blob.as_str().as_bytes());
-            }
-            None => hash(&[0]),
-        }
-    };
-    match update {
-        Update::Transaction(tx) => tx.events_by_id.values().for_each(|event| {
-            if let crate::model::update::Event::Created(created) = event {
-                blob(created);
-            }
-        }),
-        Update::Reassignment(r) => {
-            if let crate::model::update::ReassignmentEvent::Assignment(a) = &r.event {
-                blob(&a.created_event);
-            }
-        }
-    }
 }
 
 /// The key of an update's content hash: present exactly when the update is held.
@@ -335,50 +247,26 @@ mod tests {
         let stored = StoredUpdate::new(&update).unwrap();
         let [_, _, (_, body)] = stored.clone().into_entries(update.id());
         assert!(needs_body(stored.hash()));
-        assert!(stored.matches(&update, stored.hash(), Some(&body)));
-        assert!(!stored.matches(&update, stored.hash(), None), "the body is needed");
+        assert!(stored.matches(stored.hash(), Some(&body)));
+        assert!(!stored.matches(stored.hash(), None), "the body is needed");
 
         let other_body = transaction(Some("AAEC"), "wf");
         let other_body_stored = StoredUpdate::new(&other_body).unwrap();
-        assert!(!other_body_stored.matches(&other_body, stored.hash(), Some(&body)));
+        assert!(!other_body_stored.matches(stored.hash(), Some(&body)));
         let other_blob = transaction(Some("AAED"), "");
         let other_blob_stored = StoredUpdate::new(&other_blob).unwrap();
         let [_, _, (_, other_blob_body)] = other_blob_stored.clone().into_entries(other_blob.id());
         assert_eq!(other_blob_body, body, "blobs are not in the body");
-        assert!(!other_blob_stored.matches(&other_blob, stored.hash(), Some(&body)));
-        assert!(!stored.matches(&update, &stored.hash()[1..], Some(&body)), "an untagged hash is refused");
-        assert!(!stored.matches(&update, &[], Some(&body)));
+        assert!(!other_blob_stored.matches(stored.hash(), Some(&body)));
+        assert!(!stored.matches(&stored.hash()[1..], Some(&body)), "an untagged hash is refused");
+        assert!(!stored.matches(&[], Some(&body)));
         // Without any blob, the update is the held one, whose blobs were lost on the way.
         let without = transaction(None, "");
         let without_stored = StoredUpdate::new(&without).unwrap();
-        assert!(without_stored.matches(&without, stored.hash(), Some(&body)));
+        assert!(without_stored.matches(stored.hash(), Some(&body)));
         let without_other_body = transaction(None, "wf");
-        assert!(!StoredUpdate::new(&without_other_body).unwrap().matches(
-            &without_other_body,
-            stored.hash(),
-            Some(&body)
-        ));
+        assert!(!StoredUpdate::new(&without_other_body).unwrap().matches(stored.hash(), Some(&body)));
         // Held without a blob, the event cannot gain one.
-        assert!(!stored.matches(&update, without_stored.hash(), Some(&body)));
-    }
-
-    #[test]
-    fn hashes_of_the_whole_ingest_form_from_earlier_builds_still_decide_alone() {
-        let update = transaction(Some("AAEC"), "");
-        let stored = StoredUpdate::new(&update).unwrap();
-        // As earlier builds computed them: the body, then for the one created event a
-        // 0, the event id, a 1 and the blob.
-        let ingest_form = [stored.protobuf_body(), b"\0u:0\x01AAEC"].concat();
-        let mut tagged = alloc::vec![BLAKE3_INGEST_FORM];
-        tagged.extend_from_slice(blake3::hash(&ingest_form).as_bytes());
-        let legacy: [u8; 32] = sha2::Sha256::digest(&ingest_form).into();
-        for held in [&tagged[..], &legacy[..]] {
-            assert!(!needs_body(held));
-            assert!(stored.matches(&update, held, None));
-            let other = transaction(Some("AAED"), "");
-            assert!(!StoredUpdate::new(&other).unwrap().matches(&other, held, None));
-            let other = transaction(Some("AAEC"), "wf");
-            assert!(!StoredUpdate::new(&other).unwrap().matches(&other, held, None));
-        }
+        assert!(!stored.matches(without_stored.hash(), Some(&body)));
     }
 }
