@@ -522,7 +522,7 @@ mod tests {
         let store = node(&basics());
         let key = contracts::contract_key("rules-new");
         let held = String::from_utf8(store.get_now(&key).unwrap()).unwrap();
-        let mut batch = crate::store::WriteBatch::new();
+        let mut batch = crate::storage::store::WriteBatch::new();
         batch.put(key, held.replace("2024-06-01T00:00:00.000000Z", "June 2024").into_bytes());
         block_on(store.write(&batch)).unwrap();
         match context(&store, TransferChoice::Reject) {

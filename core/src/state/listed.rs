@@ -102,7 +102,7 @@ mod tests {
     /// A creation of template `template_id`, without a blob.
     fn creation(template_id: &str, payload: serde_json::Value, created_at: &str) -> Creation {
         Creation {
-            template_id: crate::update::TemplateId::parse(template_id).unwrap(),
+            template_id: crate::model::update::TemplateId::parse(template_id).unwrap(),
             payload,
             created_at: Timestamp::parse(created_at).unwrap(),
             blob: None,

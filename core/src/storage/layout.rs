@@ -38,7 +38,7 @@
 //!
 //! Version 2 added the names; a store of version 1 does not say which names it was
 //! ingested under, and is refused as another layout. Version 3 stores a contract's
-//! record in one strict form ([`crate::ledger::contracts`]): a created contract's
+//! record in one strict form ([`crate::state::ledger::contracts`]): a created contract's
 //! fields flat, without the nesting and the `archived` flag that version 2 kept.
 
 use alloc::string::String;
