@@ -27,7 +27,7 @@ use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
 use crate::storage::store::Store;
 
-use super::listed::{ListedContract, render_list};
+use super::listed::ListedContract;
 
 /// Most closed rounds `GET /v0/closed-rounds` lists. The network archives a closed
 /// round once its rewards are processed, so only a handful are ever active.

@@ -21,7 +21,7 @@ use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
 use crate::storage::store::{Scan, Store};
 
-use super::listed::{ListedContract, render_list};
+use super::listed::ListedContract;
 
 /// Most SVs the vote list shows (a network has a few dozen).
 pub const MAX_SVS: usize = 1000;
