@@ -30,8 +30,8 @@ use ledger_node_core::ingest::Summary;
 use ledger_node_core::{Body, Request, Response};
 use tokio::net::TcpStream;
 
-use crate::host::turns::Turns;
 use crate::host::{self, Instance, Node};
+use crate::ingest::{Turns, serve_in_turn};
 
 /// How long one request to the upstream may take, connection included.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -227,7 +227,7 @@ impl Link for Local {
                 };
                 // The write has committed on return.
                 // An instance whose call failed (a trap) is not used again.
-                let answer = instance.serve_in_turn(&request, &turns, ticket)?;
+                let answer = serve_in_turn(&mut instance, &request, &turns, ticket)?;
                 let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
                 if kept.len() < KEPT_INSTANCES {
                     kept.push(instance);

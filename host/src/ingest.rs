@@ -15,6 +15,11 @@
 //! and none after one that failed. A batch's turn ends when its write has committed,
 //! and the next batch then applies while this one is answered.
 //!
+//! That turn protocol is ingest's own (`follow`'s local link uses it too):
+//! [`turns`] is the order, and [`serve_in_turn`] serves a batch over a wrapper of the
+//! node's backend that waits for the batch's turn and passes it on
+//! (`ingest/in_turn.rs`). The runner knows nothing of it.
+//!
 //! A batch's buffer goes back to the reader once its batch is served, so
 //! the run fills the same few buffers over and over instead of having the system hand
 //! it (and zero) fresh pages for every batch.
@@ -28,8 +33,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
-use crate::host::turns::Turns;
 use crate::host::{Instance, Node, Request};
+
+mod in_turn;
+pub mod turns;
+
+pub use in_turn::serve_in_turn;
+pub use turns::Turns;
 
 /// Most records in one batch.
 pub const BATCH_LINES: usize = 20_000;
@@ -301,7 +311,7 @@ fn send(
         ],
         body: Some(batch.bytes),
     };
-    let response = instance.serve_in_turn(&request, turns, batch.ticket);
+    let response = serve_in_turn(instance, &request, turns, batch.ticket);
     if let Some(buffer) = request.body.take() {
         buffers.give_back(buffer);
     }
@@ -355,7 +365,7 @@ pub fn summary(totals: &Totals, started: Instant) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Backend;
+    use crate::backend::MemoryBackend;
     use crate::host::{self, Options};
 
     const TOKEN: &str = "admin-token";
@@ -373,8 +383,12 @@ mod tests {
 
     fn node() -> Node {
         let config = vec![(ledger_node_core::model::config::ADMIN_TOKEN.to_owned(), TOKEN.to_owned())];
-        Node::new(&host::engine().expect("an engine"), Backend::memory(), Options { config, fixed_clock: None })
-            .expect("a node")
+        Node::new(
+            &host::engine().expect("an engine"),
+            Arc::new(MemoryBackend::new()),
+            Options { config, fixed_clock: None },
+        )
+        .expect("a node")
     }
 
     /// Counts the batches applied, to check that progress comes in input order.

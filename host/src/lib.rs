@@ -11,10 +11,10 @@
 //! imports the store (`wit/node.wit`). This crate runs that component:
 //!
 //! ```text
-//!  HTTP ──► server (hyper) ──► host: wasmtime instance of the component ──► core
-//!                                          │ WIT `store` import
+//!  HTTP ──► server (hyper) ──► host::runner: wasmtime instance of the component ──► core
+//!                                          │ WIT `store` import (host::store_import)
 //!                                          ▼
-//!                              backend: fjall store in a directory, or memory
+//!                   backend::Backend: lsm (fjall store in a directory), or memory
 //! ```
 //!
 //! Every request, ingest batch and scheduled job is answered by the component, so what
@@ -24,27 +24,40 @@
 //!
 //! ## Modules
 //!
-//! - [`host`] compiles the component (built by this crate's `build.rs` for
-//!   `wasm32-wasip2` and embedded in the binary) once with wasmtime, and serves each
-//!   request with an instance from a pool of idle ones (a fresh one when the pool is
-//!   empty) over a [`backend::Backend`]: a log-structured store in a
-//!   directory ([`lsm`]) or memory. It serves the component's WIT `store` import from that backend (a write
-//!   batch is read in place in the component's memory); WASI supplies the clock, the
-//!   random source and the configuration ([`config`]) as environment variables.
-//! - [`ingest`] streams a history file through the component in pipelined batches that
-//!   take turns at the store ([`host::turns`]): one batch is parsed and rendered while
-//!   the one before it is applied, and a batch's turn ends when its write commits.
+//! - [`backend`] is the native store: the [`backend::Backend`] trait (get, get-many,
+//!   scan, write an atomic batch, sync) that the component's `store` import is served
+//!   from, its in-memory implementation, and [`backend::Port`], the core's storage
+//!   port over any backend (for running core code natively). [`lsm`] implements it
+//!   over a log-structured store in a directory (fjall).
+//! - [`host`] runs the component. [`host::runner`] compiles it once with wasmtime and
+//!   runs instances over a node's backend: a fresh one per call, or one from a pool of
+//!   idle ones (checkout and checkin, dropping one whose memory grew too large).
+//!   [`host::store_import`] serves the component's WIT `store` import from the
+//!   backend (a write batch is read in place in the component's memory) and counts its
+//!   calls. WASI supplies the clock, the random source and the configuration
+//!   ([`config`]) as environment variables.
+//! - [`ingest`] streams a history file through the component in pipelined batches
+//!   that take turns at the store: one batch is parsed and rendered while the one
+//!   before it is applied, and a batch's turn ends when its write commits. The turn
+//!   protocol is ingest's own ([`ingest::turns`], [`ingest::serve_in_turn`]): a batch
+//!   is served over a wrapper of the node's backend that waits for its turn and passes
+//!   it on.
 //! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
-//!   requests and decides nothing. [`scheduler`] runs the node's scheduled jobs on a
-//!   timer (`--tick-seconds`).
+//!   requests and decides nothing. [`scheduler`] runs the node's scheduled jobs on a timer (`--tick-seconds`).
+//! - [`follow`] drives the core's follower with the component as its local link; its
+//!   ingest requests take turns as [`ingest`]'s batches do.
 //! - [`demo`] generates a deterministic demo network history as NDJSON ingest records
 //!   (`ledger-node demo`).
 //! - The binary (`src/main.rs`) is the `ledger-node` command line.
 //!
+//! Imports between these modules go one way: `backend` imports none of them; `lsm`
+//! and `host` build on `backend`; `ingest`, `server` and `scheduler` on `host`;
+//! `follow` on `host` and `ingest`.
+//!
 //! This crate links the core for its storage port types (the native store implements
 //! the port, so the storage contract suite runs against it), its configuration parser
-//! (to refuse a bad configuration at start-up) and its follower, which [`follow`] drives
-//! with the component as its local link. The cross-host test suites, which run this library and the
+//! (to refuse a bad configuration at start-up) and its follower, which [`follow`] drives.
+//! The cross-host test suites, which run this library and the
 //! binary beside the worker and the core, are the `ledger-node-tests` crate (`tests/`).
 
 pub mod backend;

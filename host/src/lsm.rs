@@ -1,5 +1,6 @@
-//! The native adapter of the core's storage port: a log-structured merge tree
-//! ([fjall](https://docs.rs/fjall)) in a directory of its own.
+//! The native store in a directory, a [`Backend`] (so also, through
+//! [`crate::backend::Port`], an adapter of the core's storage port): a log-structured
+//! merge tree ([fjall](https://docs.rs/fjall)) in a directory of its own.
 //!
 //! Update and contract ids are random, so the node's writes land all over its key
 //! space. An LSM tree takes them in order of arrival: a write batch is appended to a
@@ -54,16 +55,14 @@ use fjall::compaction::Leveled;
 use fjall::config::{PartitioningPolicy, PinningPolicy};
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, KvSeparationOptions, PersistMode, Readable as _};
 use ledger_node_core::model::error::StoreError;
-use ledger_node_core::storage::store::{Entry, Op, Scan, WriteBatch, WriteError};
+use ledger_node_core::storage::store::{Entry, Scan, WriteError};
+
+use crate::backend::{Backend, OpRef};
 
 mod rows;
 mod values;
 use rows::Rows;
 use values::Encoded;
-
-/// One operation of a write batch, borrowing its bytes: how a batch the component
-/// wrote is read where it lies.
-pub type OpRef<'a> = Op<&'a [u8]>;
 
 /// Stored values (compressed, if they were long: `lsm/values.rs`) longer than this are
 /// kept apart from the key index, in blob files. An update body is stored in about
@@ -254,7 +253,9 @@ impl LsmStore {
         layout.rotate_memtable().map_err(backend)?;
         Ok(LsmStore { db, kv, durability, writer: Mutex::new(0), memtable_bytes, rows })
     }
+}
 
+impl Backend for LsmStore {
     /// Syncs every commit so far to disk, then writes the in-memory tables out and
     /// merges the key index into one sorted run (a major compaction), which the end of a
     /// bulk load calls for: a load leaves many overlapping tables and the tombstones of
@@ -264,11 +265,11 @@ impl LsmStore {
     ///
     /// The merge waits for every sealed in-memory table to be written out first, not
     /// only the one sealed here (fjall's `rotate_memtable_and_wait` waits only when it
-    /// sealed one itself): when the load's last write sealed it ([`Self::write_ops`]),
+    /// sealed one itself): when the load's last write sealed it ([`Backend::write`]),
     /// the tables still queued would land above the merged run, every key they rewrite
     /// or delete stepped through by reads and scans (after 1,000,000 updates,
     /// `closed-rounds` answered 48,000 requests/s instead of 80,000).
-    pub fn sync(&self) -> Result<(), StoreError> {
+    fn sync(&self) -> Result<(), StoreError> {
         self.db.persist(PersistMode::SyncAll).map_err(backend)?;
         self.kv.rotate_memtable().map_err(backend)?;
         while self.kv.sealed_memtable_count() > 0 {
@@ -279,7 +280,7 @@ impl LsmStore {
     }
 
     /// The value of `key`.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let read = || self.kv.get(key).map_err(backend);
         let Some(rows) = &self.rows else {
             return read()?.map(|stored| Ok(values::decode(&stored)?.into_owned())).transpose();
@@ -290,7 +291,7 @@ impl LsmStore {
     }
 
     /// The values of `keys`, in order, read from one snapshot.
-    pub fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+    fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         let snapshot = self.db.snapshot();
         keys.iter()
             .map(|key| match snapshot.get(&self.kv, key).map_err(backend)? {
@@ -301,7 +302,7 @@ impl LsmStore {
     }
 
     /// The entries of `scan`.
-    pub fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+    fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
         let end = scan.end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
         if scan.end.as_deref().is_some_and(|end| end <= scan.start.as_slice()) {
             return Ok(Vec::new());
@@ -315,19 +316,13 @@ impl LsmStore {
         if scan.reverse { range.rev().take(limit).map(entry).collect() } else { range.take(limit).map(entry).collect() }
     }
 
-    /// Applies `batch` atomically.
-    pub fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
-        let ops: Vec<OpRef<'_>> = batch.ops.iter().map(Op::as_bytes).collect();
-        self.write_ops(&ops)
-    }
-
     /// Applies `ops`, which borrow their bytes, atomically.
     ///
     /// A fjall batch gives all its writes one sequence number, so it must name a key
     /// once: the last operation on a key decides what the batch leaves there. Every
     /// put-if-absent is checked against the store as the batch would see it, earlier
     /// operations included.
-    pub fn write_ops(&self, ops: &[OpRef<'_>]) -> Result<(), WriteError> {
+    fn write(&self, ops: &[OpRef<'_>]) -> Result<(), WriteError> {
         if ops.is_empty() {
             return Ok(());
         }
@@ -389,7 +384,9 @@ impl LsmStore {
         drop(writer);
         Ok(())
     }
+}
 
+impl LsmStore {
     /// What a batch with range deletes leaves at each key it names or deletes: the
     /// operation whose value it holds, or `None`, deleted. Its preconditions are
     /// checked; the caller holds the write lock.
@@ -466,7 +463,7 @@ mod tests {
     use super::*;
 
     fn put(store: &LsmStore, key: &[u8], value: &[u8]) {
-        store.write_ops(&[OpRef::Put { key, value }]).expect("a write");
+        store.write(&[OpRef::Put { key, value }]).expect("a write");
     }
 
     #[test]
@@ -560,7 +557,7 @@ mod tests {
             put(&store, key, b"first");
         }
         put(&store, b"a", b"second");
-        store.write_ops(&[OpRef::Delete { key: b"b" }]).expect("a delete");
+        store.write(&[OpRef::Delete { key: b"b" }]).expect("a delete");
         let filler = values::noise(1 << 20, 2);
         for i in 0..BULK_MEMTABLE_BYTES >> 20 {
             put(&store, format!("filler {i}").as_bytes(), &filler);
@@ -587,15 +584,15 @@ mod tests {
         assert_eq!(store.get(b"b").expect("a read"), Some(large.clone()));
         put(&store, b"a", b"second");
         assert_eq!(store.get(b"a").expect("a read"), Some(b"second".to_vec()));
-        store.write_ops(&[OpRef::Delete { key: b"a" }]).expect("a delete");
+        store.write(&[OpRef::Delete { key: b"a" }]).expect("a delete");
         assert_eq!(store.get(b"a").expect("a read"), None);
-        store.write_ops(&[OpRef::DeleteRange { start: b"a", end: None }]).expect("a range delete");
+        store.write(&[OpRef::DeleteRange { start: b"a", end: None }]).expect("a range delete");
         assert_eq!(store.get(b"b").expect("a read"), None);
         // A refused batch changes nothing, cached or not.
         put(&store, b"c", b"kept");
         assert_eq!(store.get(b"c").expect("a read"), Some(b"kept".to_vec()));
         let refused =
-            store.write_ops(&[OpRef::Put { key: b"d", value: b"x" }, OpRef::PutIfAbsent { key: b"c", value: b"y" }]);
+            store.write(&[OpRef::Put { key: b"d", value: b"x" }, OpRef::PutIfAbsent { key: b"c", value: b"y" }]);
         assert!(matches!(refused, Err(WriteError::PreconditionFailed { .. })));
         assert_eq!(store.get(b"c").expect("a read"), Some(b"kept".to_vec()));
         assert_eq!(store.get(b"d").expect("a read"), None);
@@ -634,7 +631,7 @@ mod tests {
             }
             for n in 1..=200 {
                 for (key, large) in [(b"small".as_slice(), false), (b"large".as_slice(), true)] {
-                    store.write_ops(&[OpRef::Put { key, value: &value(n, large) }]).expect("a write");
+                    store.write(&[OpRef::Put { key, value: &value(n, large) }]).expect("a write");
                 }
                 written.store(n, Ordering::SeqCst);
             }
@@ -650,7 +647,7 @@ mod tests {
             OpRef::Delete { key: b"k" },
             OpRef::PutIfAbsent { key: b"k", value: b"last" },
         ];
-        store.write_ops(&ops).expect("a write");
+        store.write(&ops).expect("a write");
         assert_eq!(store.get(b"k").expect("a read"), Some(b"last".to_vec()));
     }
 }

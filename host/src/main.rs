@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use ledger_node::backend::Backend;
+use ledger_node::backend::{Backend, MemoryBackend, Port};
 use ledger_node::host::{self, Node, Options};
+use ledger_node::lsm::LsmStore;
 use ledger_node::{config, follow, ingest, scheduler, server};
 
 /// A Canton-style ledger network node's public API.
@@ -176,10 +177,10 @@ fn serve(
     };
     let backend = match (&db, memory) {
         (Some(path), _) => {
-            let backend = Backend::open(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
-            check_layout(backend, path.display(), &vars)?
+            let backend = LsmStore::open(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
+            check_layout(Arc::new(backend), path.display(), &vars)?
         }
-        (None, _) => check_layout(Backend::memory(), "the memory store", &vars)?,
+        (None, _) => check_layout(Arc::new(MemoryBackend::new()), "the memory store", &vars)?,
     };
     let engine = host::engine()?;
     let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
@@ -231,8 +232,8 @@ fn operator_node(command: &str, db: &std::path::Path) -> anyhow::Result<(Node, S
     );
     vars.retain(|(name, _)| name != ledger_node_core::model::config::ADMIN_TOKEN);
     vars.push((ledger_node_core::model::config::ADMIN_TOKEN.to_owned(), token.clone()));
-    let backend = Backend::open_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
-    let backend = check_layout(backend, db.display(), &vars)?;
+    let backend = LsmStore::open_bulk(db).map_err(|e| anyhow::anyhow!("opening {}: {e}", db.display()))?;
+    let backend = check_layout(Arc::new(backend), db.display(), &vars)?;
     Ok((Node::new(&host::engine()?, backend, Options { config: vars, fixed_clock: None })?, token))
 }
 
@@ -240,9 +241,13 @@ fn operator_node(command: &str, db: &std::path::Path) -> anyhow::Result<(Node, S
 /// layout version and names against the configuration `vars`: an empty store gets
 /// this build's and the configured names, and a store of another layout or ingested
 /// under other names stops the command with the core's message, which says what to do.
-fn check_layout(backend: Backend, what: impl std::fmt::Display, vars: &[(String, String)]) -> anyhow::Result<Backend> {
+fn check_layout(
+    backend: Arc<dyn Backend>,
+    what: impl std::fmt::Display,
+    vars: &[(String, String)],
+) -> anyhow::Result<Arc<dyn Backend>> {
     let names = configured_names(vars)?;
-    ledger_node_core::storage::exec::block_on(ledger_node_core::storage::layout::check(&backend, &names))
+    ledger_node_core::storage::exec::block_on(ledger_node_core::storage::layout::check(&Port(&*backend), &names))
         .map_err(|refused| anyhow::anyhow!("{what}: {refused}"))?;
     Ok(backend)
 }

@@ -2,6 +2,9 @@
 
 use std::process::{Command, Stdio};
 
+use ledger_node::backend::Backend as _;
+use ledger_node::lsm::LsmStore;
+
 fn ledger_node() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ledger-node"));
     for name in ledger_node_core::model::config::NAMES {
@@ -121,10 +124,10 @@ fn finished(command: &mut Command) -> std::process::Output {
 
 /// Writes `key` = `value` into the store at `db`, as the library opens it.
 fn put(db: &std::path::Path, key: &[u8], value: &[u8]) {
-    let store = ledger_node::backend::Backend::open(db).expect("opening the store");
+    let store = LsmStore::open(db).expect("opening the store");
     let mut batch = ledger_node_core::storage::store::WriteBatch::new();
     batch.put(key.to_vec(), value.to_vec());
-    store.write(&batch).expect("writing");
+    store.write_batch(&batch).expect("writing");
 }
 
 #[test]
@@ -141,7 +144,7 @@ fn a_new_store_gets_the_layout_version_and_one_of_another_layout_is_refused_by_e
         let output = ledger_node().args(["ingest", "--db"]).arg(&current).arg(&history).output().expect("ingest");
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     }
-    let store = ledger_node::backend::Backend::open(&current).expect("opening the store");
+    let store = LsmStore::open(&current).expect("opening the store");
     assert_eq!(store.get(layout::KEY).expect("a read"), Some(layout::VERSION.to_string().into_bytes()));
     drop(store);
 
@@ -165,10 +168,10 @@ fn a_new_store_gets_the_layout_version_and_one_of_another_layout_is_refused_by_e
         }
     }
     // Refused stores are left as they were.
-    let store = ledger_node::backend::Backend::open(&other).expect("opening the store");
+    let store = LsmStore::open(&other).expect("opening the store");
     assert_eq!(store.get(layout::KEY).expect("a read"), Some(b"999".to_vec()));
     drop(store);
-    let store = ledger_node::backend::Backend::open(&unversioned).expect("opening the store");
+    let store = LsmStore::open(&unversioned).expect("opening the store");
     assert_eq!(store.get(layout::KEY).expect("a read"), None);
 }
 

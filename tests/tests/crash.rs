@@ -6,7 +6,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ledger_node::backend::Backend;
+use ledger_node::backend::Backend as _;
+use ledger_node::lsm::LsmStore;
 use ledger_node_core::storage::store::Scan;
 use ledger_node_tests::ledger_node;
 
@@ -19,7 +20,7 @@ fn ingest(db: &Path, history: &Path) -> Command {
 /// Every key and value of the store at `db`, but the ingest generation (`G`), which
 /// counts batches, and so the runs that applied them.
 fn state(db: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let store = Backend::open(db).expect("opening the store");
+    let store = LsmStore::open(db).expect("opening the store");
     let all = Scan { start: Vec::new(), end: None, limit: u32::MAX, reverse: false };
     store.scan(&all).expect("a scan").into_iter().filter(|(key, _)| key.first() != Some(&b'G')).collect()
 }

@@ -385,9 +385,10 @@ fn connections_beyond_the_cap_wait_and_are_served_when_one_closes() {
 
 #[test]
 fn an_instance_that_grew_on_a_large_body_is_dropped_not_pooled() {
-    use ledger_node::backend::Backend;
+    use ledger_node::backend::MemoryBackend;
     use ledger_node::host::{self, Node, Options, Request};
-    let node = Node::new(&host::engine().expect("an engine"), Backend::memory(), Options::default()).expect("a node");
+    let backend = std::sync::Arc::new(MemoryBackend::new());
+    let node = Node::new(&host::engine().expect("an engine"), backend, Options::default()).expect("a node");
     let request = |method: &str, path: &str, body: Vec<u8>| Request {
         method: method.into(),
         path: path.into(),
@@ -413,11 +414,12 @@ fn an_instance_that_grew_on_a_large_body_is_dropped_not_pooled() {
 /// A node in memory with `updates` updates of the demo history, and the admin token
 /// `secret`.
 fn node_with_history(updates: u64) -> std::sync::Arc<ledger_node::host::Node> {
-    use ledger_node::backend::Backend;
+    use ledger_node::backend::MemoryBackend;
     use ledger_node::host::{self, Node, Options};
     let config = vec![("LEDGER_NODE_ADMIN_TOKEN".to_owned(), "secret".to_owned())];
-    let node = Node::new(&host::engine().expect("an engine"), Backend::memory(), Options { config, fixed_clock: None })
-        .expect("a node");
+    let backend = std::sync::Arc::new(MemoryBackend::new());
+    let node =
+        Node::new(&host::engine().expect("an engine"), backend, Options { config, fixed_clock: None }).expect("a node");
     let mut history = Vec::new();
     let options = ledger_node::demo::Options::new(updates, 1);
     ledger_node::demo::write(&options, &mut history).expect("generating a demo history");

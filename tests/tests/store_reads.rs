@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use ledger_node::backend::Backend;
+use ledger_node::backend::MemoryBackend;
 use ledger_node::host::{self, Node, Options, Request, StoreCalls};
 
 const ADMIN: &str = "store-reads-admin";
@@ -13,7 +13,7 @@ fn node() -> Node {
     let options = Options { config: vec![("LEDGER_NODE_ADMIN_TOKEN".into(), ADMIN.into())], fixed_clock: None };
     let engine = host::engine().expect("an engine");
     let component = wasmtime::component::Component::new(&engine, host::COMPONENT).expect("the component");
-    Node::from_component(&engine, &component, Arc::new(Backend::memory()), options).expect("a node")
+    Node::from_component(&engine, &component, Arc::new(MemoryBackend::new()), options).expect("a node")
 }
 
 fn request(method: &str, target: &str, body: Option<Vec<u8>>) -> Request {

@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use fjall::Slice;
 use ledger_node_core::model::error::StoreError;
 
-use super::OpRef;
+use crate::backend::OpRef;
 
 /// Values this long or longer are compressed: shorter ones, index entries and
 /// hashes above all, gain too little to pay for it.

@@ -103,13 +103,15 @@ fn main() -> anyhow::Result<()> {
 
 #[expect(clippy::print_stdout, reason = "the result line is the tool's output")]
 fn core_ingest(file: &std::path::Path, db: Option<&std::path::Path>) -> anyhow::Result<()> {
-    use ledger_node::backend::Backend;
+    use ledger_node::backend::{Backend, MemoryBackend, Port};
     use ledger_node::ingest::{BATCH_BYTES, BATCH_LINES};
+    use ledger_node::lsm::LsmStore;
     use ledger_node_core::{Config, ingest::ingest, storage::exec::block_on};
-    let store = match db {
-        Some(path) => Backend::open(path).map_err(|e| anyhow::anyhow!("{e:?}"))?,
-        None => Backend::memory(),
+    let backend: Box<dyn Backend> = match db {
+        Some(path) => Box::new(LsmStore::open(path).map_err(|e| anyhow::anyhow!("{e:?}"))?),
+        None => Box::new(MemoryBackend::new()),
     };
+    let store = Port(&*backend);
     // As `ledger-node ingest` does: a store of another layout is refused, a new one stamped.
     let config = Config::default();
     block_on(ledger_node_core::storage::layout::check(&store, &config.names))

@@ -12,7 +12,8 @@ mod targets;
 mod wallet_concurrency;
 mod worker;
 
-use ledger_node::backend::Backend;
+use ledger_node::backend::{MemoryBackend, Port};
+use ledger_node::lsm::LsmStore;
 use ledger_node_core::storage::exec::block_on;
 use ledger_node_core::storage::store::contract;
 
@@ -111,16 +112,16 @@ fn concurrent_wallet_submissions_of_one_tracking_id_give_one_request_in_the_comp
 #[test]
 fn the_native_store_honours_the_storage_contract() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let backend = Backend::open(&dir.path().join("contract.store")).expect("a store");
-    let report = block_on(contract::run(&backend));
+    let backend = LsmStore::open(&dir.path().join("contract.store")).expect("a store");
+    let report = block_on(contract::run(&Port(&backend)));
     assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
-    let bulk = Backend::open_bulk(&dir.path().join("bulk.store")).expect("a store");
-    let report = block_on(contract::run(&bulk));
+    let bulk = LsmStore::open_bulk(&dir.path().join("bulk.store")).expect("a store");
+    let report = block_on(contract::run(&Port(&bulk)));
     assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
 }
 
 #[test]
 fn the_host_memory_backend_honours_the_storage_contract() {
-    let report = block_on(contract::run(&Backend::memory()));
+    let report = block_on(contract::run(&Port(&MemoryBackend::new())));
     assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
 }

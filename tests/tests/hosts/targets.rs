@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ledger_node::backend::Backend;
+use ledger_node::backend::{Backend, MemoryBackend};
 use ledger_node::host::{self, Node, Options};
+use ledger_node::lsm::LsmStore;
 use ledger_node::server;
 use ledger_node_core::api::http::{Body, Method, Request};
 use ledger_node_core::model::time::Timestamp;
@@ -132,14 +133,15 @@ impl ComponentTarget {
     /// Starts a server over a fresh backend.
     fn start(&mut self) -> &HttpClient {
         self.scenario += 1;
-        let backend = match &self.store_dir {
-            Some(dir) => Backend::open(&dir.path().join(format!("scenario-{}.store", self.scenario))).expect("a store"),
-            None => Backend::memory(),
+        let backend: Arc<dyn Backend> = match &self.store_dir {
+            Some(dir) => Arc::new(
+                LsmStore::open(&dir.path().join(format!("scenario-{}.store", self.scenario))).expect("a store"),
+            ),
+            None => Arc::new(MemoryBackend::new()),
         };
         let options =
             Options { config: test_config(), fixed_clock: Some(Duration::from_micros(FIXED_NOW_MICROS as u64)) };
-        let node =
-            Arc::new(Node::from_component(&self.engine, &self.component, Arc::new(backend), options).expect("linking"));
+        let node = Arc::new(Node::from_component(&self.engine, &self.component, backend, options).expect("linking"));
         let (listener, addr) =
             self.runtime.block_on(server::bind("127.0.0.1:0".parse().expect("an address"))).expect("binding");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -37,7 +37,6 @@ use crate::storage::keys::{self, Key};
 pub const TRANSACTION: u8 = 0;
 const REASSIGNMENT: u8 = 1;
 
-
 /// The tag of stored per-event blob hashes ([`event_blob_hashes`]).
 const EVENT_BLOBS: u8 = 3;
 /// The bytes of one created event's blob hash.

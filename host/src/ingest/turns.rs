@@ -6,10 +6,11 @@
 //! batches must still be applied in input order, once each, and none after one that
 //! failed. So the batch with ticket `n` holds its first store call until batch `n - 1`
 //! has finished ([`Turns::wait`]), and then has the store to itself until it finishes
-//! ([`Turns::finish`]): the host finishes a turn as soon as the batch's write commits
-//! (an ingest batch writes once, at its end), so the next batch applies while this one
-//! is still answering. If a batch failed, every later batch finds its turn refused:
-//! its first store call fails, and it applies nothing.
+//! ([`Turns::finish`]): the store the batch sees (`ingest/in_turn.rs`) finishes its
+//! turn as soon as its write commits (an ingest batch writes once, at its end), so the
+//! next batch applies while this one is still answering. If a batch failed, every
+//! later batch finds its turn refused: its first store call fails, and it applies
+//! nothing.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 

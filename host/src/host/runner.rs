@@ -1,0 +1,315 @@
+//! The wasmtime runner: the engine, the compiled component, its instances and the pool
+//! of idle ones, and the watch on their memory.
+//!
+//! The component is compiled once per process ([`Node::new`]; wasmtime's on-disk cache
+//! keeps the compiled code between runs, so a restart does not recompile). An instance
+//! lives in a wasmtime store of its own ([`Node::instance`]). `serve` takes one from a
+//! pool of idle instances for each request ([`Node::checkout`], [`Node::checkin`]) and
+//! `ledger-node ingest` uses one for a whole run; that is safe because the component
+//! keeps no state between calls: everything the node knows it writes through its
+//! `store` import ([`super::store_import`]), served from the node's [`Backend`] or, for
+//! one call, from a wrapper of it ([`Instance::serve_over`]).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::error::Context as _;
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use super::bindings::exports::ledger::node::handler::{Request, Response, TickReport};
+use super::bindings::{NodeApi, NodeApiPre};
+use super::store_import::{self, StoreCalls, StoreImport};
+use crate::backend::Backend;
+
+/// The component this host was built with (see `build.rs`), embedded in the binary, so
+/// that a binary runs the component it was built with wherever it is copied to.
+pub const COMPONENT: &[u8] = include_bytes!(env!("LEDGER_NODE_COMPONENT_PATH"));
+
+/// The per-instance state of a wasmtime store.
+struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// The `store` import.
+    import: StoreImport,
+    /// How much linear memory the instance holds.
+    memory: MemoryWatch,
+}
+
+/// Counts the bytes of linear memory an instance holds: wasmtime asks before every
+/// growth (and at instantiation), and a linear memory never shrinks. It refuses nothing.
+#[derive(Debug, Default)]
+struct MemoryWatch {
+    bytes: usize,
+}
+
+impl wasmtime::ResourceLimiter for MemoryWatch {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.bytes = self.bytes.saturating_add(desired.saturating_sub(current));
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, _desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(true)
+    }
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// A wall clock stopped at one instant, for reproducible tests.
+#[derive(Debug, Clone, Copy)]
+struct FixedClock(Duration);
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_micros(1)
+    }
+    fn now(&self) -> Duration {
+        self.0
+    }
+}
+
+/// How to run the node.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Configuration variables (the README's configuration table) handed to the component's environment.
+    pub config: Vec<(String, String)>,
+    /// A fixed wall clock (time since the Unix epoch); `None`: the real clock.
+    pub fixed_clock: Option<Duration>,
+}
+
+/// The compiled component, ready to instantiate, over one backend.
+pub struct Node {
+    pre: NodeApiPre<State>,
+    backend: Arc<dyn Backend>,
+    options: Options,
+    /// Instances that served a request and may serve another (see [`Node::checkin`]).
+    idle: std::sync::Mutex<Vec<Instance>>,
+    /// Calls into the component by this node's instances ([`Node::component_calls`]).
+    entered: Arc<AtomicU64>,
+}
+
+/// Most idle instances a node keeps for reuse.
+pub const IDLE_INSTANCES: usize = 16;
+
+/// Largest linear memory of an instance that goes back to the pool. A linear memory
+/// never shrinks, so an instance that grew past this (a large request body, a large
+/// answer) is dropped after its request, and the process holds no more memory than
+/// before it: the pool holds at most [`IDLE_INSTANCES`] times this. An instance
+/// that served the usual requests holds a little over 1 MiB; one that read a body of
+/// half a megabyte or more, or rendered an answer as large, is past it.
+pub const POOLED_MEMORY_LIMIT: usize = 2 * 1024 * 1024;
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node").field("backend", &self.backend).field("options", &self.options).finish_non_exhaustive()
+    }
+}
+
+/// The wasmtime engine every node of this process shares, with the on-disk cache of
+/// compiled code when it can be used. With `LEDGER_NODE_PERFMAP` set, `perf` can name
+/// the component's functions.
+pub fn engine() -> anyhow::Result<Engine> {
+    let mut config = wasmtime::Config::new();
+    if std::env::var_os("LEDGER_NODE_PERFMAP").is_some() {
+        // Names the component's compiled functions for `perf` (/tmp/perf-<pid>.map).
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
+    match wasmtime::Cache::new(wasmtime::CacheConfig::new()) {
+        Ok(cache) => {
+            config.cache(Some(cache));
+        }
+        Err(e) => eprintln!("ledger-node: compiling without wasmtime's code cache: {e:#}"),
+    }
+    Ok(Engine::new(&config).context("creating the wasmtime engine")?)
+}
+
+impl Node {
+    /// Compiles (or loads from cache) the component and links its imports over `backend`.
+    pub fn new(engine: &Engine, backend: Arc<dyn Backend>, options: Options) -> anyhow::Result<Self> {
+        let component = Component::new(engine, COMPONENT).context("compiling the ledger-node component")?;
+        Self::from_component(engine, &component, backend, options)
+    }
+
+    /// Links an already compiled component over `backend`.
+    pub fn from_component(
+        engine: &Engine,
+        component: &Component,
+        backend: Arc<dyn Backend>,
+        options: Options,
+    ) -> anyhow::Result<Self> {
+        let mut linker = Linker::<State>::new(engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).context("linking WASI")?;
+        store_import::add_to_linker(&mut linker, |state| &mut state.import)?;
+        let pre = NodeApiPre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
+            .context("checking the component's exports")?;
+        Ok(Node { pre, backend, options, idle: std::sync::Mutex::new(Vec::new()), entered: Arc::default() })
+    }
+
+    /// The backend this node keeps its state in.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// How many calls this node's instances have made into the component so far
+    /// (`body-limit`, `handle` and `tick`): what a request costs in crossings, for tests.
+    pub fn component_calls(&self) -> u64 {
+        self.entered.load(Ordering::Relaxed)
+    }
+
+    /// A fresh instance, for one request.
+    pub fn instance(&self) -> anyhow::Result<Instance> {
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.envs(&self.options.config);
+        if let Some(now) = self.options.fixed_clock {
+            wasi.wall_clock(FixedClock(now));
+        }
+        let state = State {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            import: StoreImport::new(Arc::clone(&self.backend)),
+            memory: MemoryWatch::default(),
+        };
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|state| &mut state.memory);
+        let bindings = self.pre.instantiate(&mut store).context("instantiating the component")?;
+        Ok(Instance { store, bindings, entered: Arc::clone(&self.entered) })
+    }
+
+    /// An instance for one request: an idle one that served an earlier request if there
+    /// is one, else a fresh one.
+    ///
+    /// Reuse is safe because the component keeps no state between calls but its
+    /// configuration, which is fixed for an instance's life: it reads the clock and the
+    /// random source from WASI on every call, and everything it knows lives in the
+    /// store. An instance that failed (a trap) is never returned to the pool.
+    pub fn checkout(&self) -> anyhow::Result<Instance> {
+        let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        match idle {
+            Some(instance) => Ok(instance),
+            None => self.instance(),
+        }
+    }
+
+    /// Returns an instance that served a request successfully, for reuse, unless its
+    /// memory grew past [`POOLED_MEMORY_LIMIT`] (then it is dropped, and its memory with
+    /// it) or the pool is full.
+    pub fn checkin(&self, instance: Instance) {
+        if instance.memory_bytes() > POOLED_MEMORY_LIMIT {
+            return;
+        }
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < IDLE_INSTANCES
+        {
+            idle.push(instance);
+        }
+    }
+
+    /// How many idle instances the pool holds.
+    pub fn idle_instances(&self) -> usize {
+        self.idle.lock().map_or(0, |idle| idle.len())
+    }
+
+    /// The longest body the node reads for `method` and `path`, asked of a pooled
+    /// instance.
+    pub fn body_limit(&self, method: &str, path: &str) -> anyhow::Result<u64> {
+        let mut instance = self.checkout()?;
+        let limit = instance.body_limit(method, path)?;
+        self.checkin(instance);
+        Ok(limit)
+    }
+
+    /// Serves one request with a pooled instance, which goes back to the pool
+    /// afterwards unless the call failed or it grew too large.
+    pub fn serve(&self, request: &Request) -> anyhow::Result<Response> {
+        let mut instance = self.checkout()?;
+        let response = instance.serve(request)?;
+        self.checkin(instance);
+        Ok(response)
+    }
+
+    /// Serves one request with a fresh instance.
+    pub fn handle(&self, request: &Request) -> anyhow::Result<Response> {
+        self.instance()?.handle(request)
+    }
+
+    /// Runs the scheduled jobs with a fresh instance: what they did.
+    pub fn tick(&self) -> anyhow::Result<TickReport> {
+        self.instance()?.tick()
+    }
+}
+
+/// One instance of the component, living for one request.
+pub struct Instance {
+    store: Store<State>,
+    bindings: NodeApi,
+    /// The node's count of calls into the component.
+    entered: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instance").finish_non_exhaustive()
+    }
+}
+
+impl Instance {
+    /// The longest body the node reads for `method` and `path`.
+    pub fn body_limit(&mut self, method: &str, path: &str) -> anyhow::Result<u64> {
+        self.entered.fetch_add(1, Ordering::Relaxed);
+        Ok(self
+            .bindings
+            .ledger_node_handler()
+            .call_body_limit(&mut self.store, method, path)
+            .context("calling body-limit")?)
+    }
+
+    /// Bytes of linear memory the instance holds.
+    pub fn memory_bytes(&self) -> usize {
+        self.store.data().memory.bytes
+    }
+
+    /// The backend the instance's store calls go to.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.store.data().import.backend
+    }
+
+    /// Serves `request`, keeping the instance for another.
+    pub fn serve(&mut self, request: &Request) -> anyhow::Result<Response> {
+        self.entered.fetch_add(1, Ordering::Relaxed);
+        Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
+    }
+
+    /// Serves `request` with its store calls going to `backend` (a wrapper of the
+    /// node's, say) instead of the instance's own, which it has again afterwards.
+    pub fn serve_over(&mut self, request: &Request, backend: Arc<dyn Backend>) -> anyhow::Result<Response> {
+        let own = std::mem::replace(&mut self.store.data_mut().import.backend, backend);
+        let response = self.serve(request);
+        self.store.data_mut().import.backend = own;
+        response
+    }
+
+    /// Serves `request`, and says how often the instance called its store.
+    pub fn handle_counted(mut self, request: &Request) -> anyhow::Result<(Response, StoreCalls)> {
+        let response = self.serve(request)?;
+        Ok((response, self.store.data().import.calls))
+    }
+
+    /// Serves `request`.
+    pub fn handle(mut self, request: &Request) -> anyhow::Result<Response> {
+        self.serve(request)
+    }
+
+    /// Runs the scheduled jobs (`tick`): what they did.
+    pub fn tick(mut self) -> anyhow::Result<TickReport> {
+        self.entered.fetch_add(1, Ordering::Relaxed);
+        let result = self.bindings.ledger_node_handler().call_tick(&mut self.store).context("calling tick")?;
+        result.map_err(|e| anyhow::anyhow!("the scheduled jobs failed: {e}"))
+    }
+}
