@@ -43,7 +43,9 @@
 //!   is served over a wrapper of the node's backend that waits for its turn and passes
 //!   it on.
 //! - [`server`] is the HTTP/1.1 front (hyper) of `ledger-node serve`; it translates
-//!   requests and decides nothing. [`scheduler`] runs the node's scheduled jobs on a timer (`--tick-seconds`).
+//!   requests and decides nothing. It reads a body up to the core's limit for its
+//!   route ([`ledger_node_core::body_limit`]), so a request enters the component once.
+//!   [`scheduler`] runs the node's scheduled jobs on a timer (`--tick-seconds`).
 //! - [`follow`] drives the core's follower with the component as its local link; its
 //!   ingest requests take turns as [`ingest`]'s batches do.
 //! - [`demo`] generates a deterministic demo network history as NDJSON ingest records

@@ -15,8 +15,10 @@
 //!   [`Limits::write_timeout`], however long the whole takes; and a keep-alive
 //!   connection with no request for [`Limits::idle_timeout`] after its last answer was
 //!   written out is closed.
-//! - **Instances**: the body is read (up to the limit the component sets for the route)
-//!   before the request takes an instance; a request with a body runs the component
+//! - **Instances**: the body is read (up to the core's limit for the route,
+//!   [`ledger_node_core::body_limit`], from the core this host links, so that the
+//!   request enters the component once) before the request takes an instance; a
+//!   request with a body runs the component
 //!   on the blocking thread pool, never on the threads that accept and read
 //!   connections, in the slots of its route's class (the core's
 //!   [`ledger_node_core::api::route::Class`]): pages and batches (the history stream, the
@@ -201,3 +203,72 @@ pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)>
 }
 
 pub use accept::open_file_budget;
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read as _, Write as _};
+    use std::time::Instant;
+
+    use super::*;
+    use crate::backend::MemoryBackend;
+    use crate::host::{self, Options};
+
+    /// A server over a fresh node in memory, in this process, with the admin token
+    /// `secret`; it stops when the runtime is dropped.
+    fn serving() -> (Arc<Node>, SocketAddr, tokio::runtime::Runtime) {
+        let config = vec![(ledger_node_core::config::ADMIN_TOKEN.to_owned(), "secret".to_owned())];
+        let backend = Arc::new(MemoryBackend::new());
+        let node = Node::new(&host::engine().expect("an engine"), backend, Options { config, fixed_clock: None })
+            .expect("a node");
+        let node = Arc::new(node);
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+        let (listener, address) = runtime.block_on(bind("127.0.0.1:0".parse().expect("an address"))).expect("binding");
+        runtime.spawn(serve(listener, Arc::clone(&node), Limits::default(), std::future::pending()));
+        (node, address, runtime)
+    }
+
+    /// Sends `request` on a connection of its own and reads the answer until the
+    /// server closes the connection.
+    fn answer(address: SocketAddr, request: &str) -> String {
+        let mut stream = std::net::TcpStream::connect(address).expect("connecting");
+        stream.set_read_timeout(Some(Duration::from_millis(100))).expect("a read timeout");
+        stream.write_all(request.as_bytes()).expect("sending");
+        let (started, mut text, mut buffer) = (Instant::now(), Vec::new(), [0u8; 4096]);
+        while started.elapsed() < Duration::from_secs(10) {
+            match stream.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => text.extend_from_slice(buffer.get(..n).unwrap_or_default()),
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(_) => break,
+            }
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    }
+
+    #[test]
+    fn a_request_with_a_body_enters_the_component_once() {
+        let (node, address, _runtime) = serving();
+        let post = |path: &str, headers: &str, length: usize, body: &str| {
+            format!(
+                "POST {path} HTTP/1.1\r\nhost: node\r\nconnection: close\r\n{headers}content-length: {length}\r\n\r\n{body}"
+            )
+        };
+        let ingest_limit = ledger_node_core::body_limit(&ledger_node_core::Method::Post, "/v0/admin/ingest");
+        let cases = [
+            // A body within the limit, read whole.
+            (post("/v0/backfilling/migration-info", "", 18, r#"{"migration_id":0}"#), "HTTP/1.1 404"),
+            // The body of an admin request without the token: refused by the component.
+            (post("/v0/admin/ingest", "", 2, "{}"), "HTTP/1.1 401"),
+            // Announced over the limit, without the token: 413 before the token is looked at.
+            (post("/v0/admin/ingest", "expect: 100-continue\r\n", ingest_limit + 1, ""), "HTTP/1.1 413"),
+            // No body: the component is asked nothing else either.
+            ("GET /version HTTP/1.1\r\nhost: node\r\nconnection: close\r\n\r\n".to_owned(), "HTTP/1.1 200"),
+        ];
+        for (request, status) in cases {
+            let before = node.component_calls();
+            let answer = answer(address, &request);
+            assert!(answer.starts_with(status), "{request:.60}: {answer}");
+            assert_eq!(node.component_calls() - before, 1, "{request:.60}: calls into the component");
+        }
+    }
+}

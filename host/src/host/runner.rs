@@ -158,7 +158,7 @@ impl Node {
     }
 
     /// How many calls this node's instances have made into the component so far
-    /// (`body-limit`, `handle` and `tick`): what a request costs in crossings, for tests.
+    /// (`handle` and `tick`): what a request costs in crossings, for tests.
     pub fn component_calls(&self) -> u64 {
         self.entered.load(Ordering::Relaxed)
     }
@@ -216,15 +216,6 @@ impl Node {
         self.idle.lock().map_or(0, |idle| idle.len())
     }
 
-    /// The longest body the node reads for `method` and `path`, asked of a pooled
-    /// instance.
-    pub fn body_limit(&self, method: &str, path: &str) -> anyhow::Result<u64> {
-        let mut instance = self.checkout()?;
-        let limit = instance.body_limit(method, path)?;
-        self.checkin(instance);
-        Ok(limit)
-    }
-
     /// Serves one request with a pooled instance, which goes back to the pool
     /// afterwards unless the call failed or it grew too large.
     pub fn serve(&self, request: &Request) -> anyhow::Result<Response> {
@@ -260,16 +251,6 @@ impl std::fmt::Debug for Instance {
 }
 
 impl Instance {
-    /// The longest body the node reads for `method` and `path`.
-    pub fn body_limit(&mut self, method: &str, path: &str) -> anyhow::Result<u64> {
-        self.entered.fetch_add(1, Ordering::Relaxed);
-        Ok(self
-            .bindings
-            .ledger_node_handler()
-            .call_body_limit(&mut self.store, method, path)
-            .context("calling body-limit")?)
-    }
-
     /// Bytes of linear memory the instance holds.
     pub fn memory_bytes(&self) -> usize {
         self.store.data().memory.bytes

@@ -354,7 +354,7 @@ async fn respond(shared: &Shared, request: hyper::Request<Incoming>) -> HttpResp
 }
 
 /// The [`Class`] of a request, from the core's routing (with the default currency
-/// word, as [`host::Node::body_limit`] routes: the word spells only a GET path). A
+/// word, as [`ledger_node_core::body_limit`] routes: the word spells only a GET path). A
 /// path that does not route is answered at once, as interactive.
 fn class(method: &str, path: &str) -> Class {
     let method = ledger_node_core::Method::parse(method);
@@ -370,16 +370,17 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
     let method = parts.method.as_str().to_owned();
     let path = parts.uri.path().to_owned();
     let class = class(&method, &path);
-    // A request without a body (most GETs) needs no limit: skip asking the component.
+    // A request without a body (most GETs) has nothing to read.
     let body = if hyper::body::Body::is_end_stream(&body) {
         Some(Vec::new())
     } else {
-        // Asked on this thread, as a light request is served: it is one short call,
-        // and it must not wait behind the component slots.
-        let limit = inline(|| shared.node.body_limit(&method, &path))?;
+        // The core's limit, from the core this host links (the embedded component is
+        // built from the same one), so that a request with a body enters the component
+        // once, to be answered.
+        let limit = ledger_node_core::body_limit(&ledger_node_core::Method::parse(&method), &path);
         let declared =
             parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-        if declared.is_some_and(|len| len > limit) {
+        if declared.is_some_and(|len| len > u64::try_from(limit).unwrap_or(u64::MAX)) {
             // A client that asked to be told before it sends the body has sent nothing
             // more: refuse it at once (hyper sends `100 Continue` only once the body is
             // read, and closes the connection after a body it did not read).
@@ -388,7 +389,6 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
             }
             None
         } else {
-            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
             match tokio::time::timeout(shared.limits.body_timeout, read_within(body, limit)).await {
                 Ok(Ok(body)) => body,
                 Ok(Err(e)) => {
