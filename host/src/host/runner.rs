@@ -78,7 +78,7 @@ impl wasmtime_wasi::HostWallClock for FixedClock {
 /// How to run the node.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Configuration variables (the README's configuration table) handed to the component's environment.
+    /// Configuration variables (`docs/configuration.md`) handed to the component's environment.
     pub config: Vec<(String, String)>,
     /// A fixed wall clock (time since the Unix epoch); `None`: the real clock.
     pub fixed_clock: Option<Duration>,
