@@ -28,6 +28,7 @@ use crate::model::value::PathError;
 use crate::state::ledger::{self, Outcome, StoredUpdate};
 use crate::state::network::{self, Backfill, KnownSynchronizers, RollForwardLsu, Topology, WalletUser};
 use crate::state::projection::Projection;
+use crate::state::scan::{ScanState, ScanTemplates};
 use crate::state::wallet::outcome::LedgerOutcomes;
 use crate::state::{Migrations, PriceVotes, Rounds};
 use crate::storage::commit;
@@ -188,9 +189,14 @@ fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
 
 /// Every piece of state ingest derives from the ledger, in the order it applies each
 /// new update to them: the one list of projections, which both the batch's prefetch
-/// and its apply step go through. `names` names the templates they follow.
-pub fn projections(names: &TemplateNames) -> impl Projection + '_ {
-    KnownSynchronizers.then(LedgerOutcomes).then(Migrations).then(Rounds::new(names)).then(PriceVotes::new(names))
+/// and its apply step go through. `names` and `scan` name the templates they follow.
+pub fn projections<'n>(names: &'n TemplateNames, scan: &'n ScanTemplates) -> impl Projection + 'n {
+    KnownSynchronizers
+        .then(LedgerOutcomes)
+        .then(Migrations)
+        .then(Rounds::new(names))
+        .then(PriceVotes::new(names))
+        .then(ScanState::new(scan))
 }
 
 /// Applies one ingest batch atomically and says what changed.
@@ -203,7 +209,8 @@ pub fn projections(names: &TemplateNames) -> impl Projection + '_ {
 /// templates that derived state follows.
 pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result<Summary, Error> {
     let names = TemplateNames::new(&config.names);
-    let projections = projections(&names);
+    let scan = ScanTemplates::new(&config.names);
+    let projections = projections(&names, &scan);
     let mut records = parse_records(body)?;
     let reads = keys_read(&records, &projections);
     let applied = commit::guarded(store, async || {

@@ -94,6 +94,7 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::PartyParticipant { domain_id, party_id } => hosting::participant(store, domain_id, party_id).await,
         Route::PartyParticipants { domain_id, party_id } => hosting::participants(store, domain_id, party_id).await,
         Route::RollForwardLsu => hosting::roll_forward(store).await,
+        Route::Scan(scan) => api::scan::handle(scan, request, body, env, store).await,
         Route::AdminIngest => {
             auth::authorize(request, env.config)?;
             Ok(Response::ok(&ingest::ingest(body, store, env.config).await?))

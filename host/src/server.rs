@@ -216,7 +216,7 @@ mod tests {
     /// A server over a fresh node in memory, in this process, with the admin token
     /// `secret`; it stops when the runtime is dropped.
     fn serving() -> (Arc<Node>, SocketAddr, tokio::runtime::Runtime) {
-        let config = vec![(ledger_node_core::config::ADMIN_TOKEN.to_owned(), "secret".to_owned())];
+        let config = vec![(ledger_node_core::model::config::ADMIN_TOKEN.to_owned(), "secret".to_owned())];
         let backend = Arc::new(MemoryBackend::new());
         let node = Node::new(&host::engine().expect("an engine"), backend, Options { config, fixed_clock: None })
             .expect("a node");

@@ -10,6 +10,7 @@ pub mod http;
 pub mod openapi;
 pub mod registry;
 pub mod route;
+pub mod scan;
 pub mod state;
 pub mod version;
 pub mod wallet;

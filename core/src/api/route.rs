@@ -30,12 +30,33 @@
 //! | POST | `/v0/admin/reset` | [`Route::AdminReset`] | |
 //! | POST | `/v0/admin/export/state` | [`Route::AdminExportState`] | |
 //! | POST | `/v0/admin/export/blobs` | [`Route::AdminExportBlobs`] | |
+//! | GET | `/v0/dso-party-id` | [`ScanRoute::DsoPartyId`] | `/api/scan` |
+//! | POST | `/v0/{coin}-rules` | [`ScanRoute::CoinRules`] | `/api/scan` |
+//! | POST | `/v0/external-party-{coin}-rules` | [`ScanRoute::ExternalPartyCoinRules`] | `/api/scan` |
+//! | POST | `/v0/ans-rules` | [`ScanRoute::AnsRules`] | `/api/scan` |
+//! | POST | `/v0/open-and-issuing-mining-rounds` | [`ScanRoute::OpenAndIssuingRounds`] | `/api/scan` |
+//! | GET | `/v0/dso` | [`ScanRoute::DsoInfo`] | `/api/scan` |
+//! | GET | `/v0/dso-sequencers` | [`ScanRoute::DsoSequencers`] | `/api/scan` |
+//! | GET | `/v0/scans` | [`ScanRoute::DsoScans`] | `/api/scan` |
+//! | GET | `/v0/migrations/last` | [`ScanRoute::LastMigration`] | `/api/scan` |
+//! | GET | `/v0/transfer-preapprovals/by-party/{party}` | [`ScanRoute::TransferPreapproval`] | `/api/scan` |
+//! | GET | `/v0/featured-apps` | [`ScanRoute::FeaturedApps`] | `/api/scan` |
+//! | GET | `/v0/featured-apps/{provider_party_id}` | [`ScanRoute::FeaturedApp`] | `/api/scan` |
+//! | GET | `/v0/transfer-command-counter/{party}` | [`ScanRoute::TransferCommandCounter`] | `/api/scan` |
+//! | GET | `/v0/ans-entries` | [`ScanRoute::AnsEntries`] | `/api/scan` |
+//! | GET | `/v0/ans-entries/by-party/{party}` | [`ScanRoute::AnsEntryByParty`] | `/api/scan` |
+//! | GET | `/v0/ans-entries/by-name/{name}` | [`ScanRoute::AnsEntryByName`] | `/api/scan` |
+//! | GET | `/v0/unclaimed-development-fund-coupons` | [`ScanRoute::DevelopmentFundCoupons`] | `/api/scan` |
+//! | GET | `/v0/admin/sv/voterequests` | [`ScanRoute::VoteRequests`] (public, as on the network) | `/api/scan` |
+//! | GET | `/v0/admin/validator/licenses` | [`ScanRoute::ValidatorLicenses`] (public, as on the network) | `/api/scan` |
 //! | GET | `/livez` | [`Route::Livez`] | `/api/scan`, `/api/validator` |
 //! | GET | `/readyz` | [`Route::Readyz`] | `/api/scan`, `/api/validator` |
 //!
 //! `{coin}` is the configured currency word in lower case (`coin` by default, `amulet`
 //! for `LEDGER_NODE_NAMES_COIN=Amulet`; [`crate::model::names::ApiNames`]); only that spelling
-//! is routed.
+//! is routed. The [`ScanRoute`]s are the network's scan reads of a validator and a
+//! wallet ([`crate::api::scan`]); the two of them under `/v0/admin/` are public reads
+//! there, as on the network, and answer under `/api/scan` too.
 //!
 //! ## Base paths
 //!
@@ -72,7 +93,7 @@
 //! class its own component slots, so a flood of pages never delays a wallet request.
 
 use crate::api::http::Method;
-use crate::model::ids::{ContractId, PartyId, PathParam, SynchronizerId, TrackingId, UpdateId};
+use crate::model::ids::{ContractId, EntryName, PartyId, PathParam, SynchronizerId, TrackingId, UpdateId};
 use crate::model::names::is_price_segment;
 
 /// Which version of the update-by-id endpoint was asked for.
@@ -175,6 +196,8 @@ pub enum Route {
     AdminExportState,
     /// `POST /v0/admin/export/blobs`
     AdminExportBlobs,
+    /// A scan read of a validator or a wallet ([`ScanRoute`]).
+    Scan(ScanRoute),
     /// `GET /livez`
     Livez,
     /// `GET /readyz`
@@ -256,7 +279,8 @@ impl Route {
             | PartyParticipant { .. }
             | PartyParticipants { .. }
             | RollForwardLsu
-            | ChoiceContext { .. } => &[Base::Scan],
+            | ChoiceContext { .. }
+            | Scan(_) => &[Base::Scan],
             BuyTraffic | BuyTrafficStatus { .. } => &[Base::Validator],
             Livez | Readyz => &Base::ALL,
             AdminIngest
@@ -294,6 +318,7 @@ impl Route {
             | PartyParticipants { .. }
             | RollForwardLsu
             | ChoiceContext { .. }
+            | Scan(_)
             | BuyTraffic
             | BuyTrafficStatus { .. }
             | AdminTick
@@ -379,10 +404,115 @@ impl Route {
             ["v0", "admin", "export", "blobs"] => (AdminExportBlobs, "POST"),
             ["livez"] => (Livez, "GET"),
             ["readyz"] => (Readyz, "GET"),
-            _ => return None,
+            _ => return ScanRoute::match_segments(seg, coin).map(|(route, method)| (Scan(route), method)),
         };
         Some(found)
     }
+}
+
+/// The network's scan reads of a validator and a wallet ([`crate::api::scan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScanRoute {
+    /// `GET /v0/dso-party-id`
+    DsoPartyId,
+    /// `POST /v0/{coin}-rules`
+    CoinRules,
+    /// `POST /v0/external-party-{coin}-rules`
+    ExternalPartyCoinRules,
+    /// `POST /v0/ans-rules`
+    AnsRules,
+    /// `POST /v0/open-and-issuing-mining-rounds`
+    OpenAndIssuingRounds,
+    /// `GET /v0/dso`
+    DsoInfo,
+    /// `GET /v0/dso-sequencers`
+    DsoSequencers,
+    /// `GET /v0/scans`
+    DsoScans,
+    /// `GET /v0/migrations/last`
+    LastMigration,
+    /// `GET /v0/transfer-preapprovals/by-party/{party}`
+    TransferPreapproval {
+        /// The receiver.
+        party: PathParam<PartyId>,
+    },
+    /// `GET /v0/featured-apps`
+    FeaturedApps,
+    /// `GET /v0/featured-apps/{provider_party_id}`
+    FeaturedApp {
+        /// The provider.
+        provider_party_id: PathParam<PartyId>,
+    },
+    /// `GET /v0/transfer-command-counter/{party}`
+    TransferCommandCounter {
+        /// The sender.
+        party: PathParam<PartyId>,
+    },
+    /// `GET /v0/ans-entries`
+    AnsEntries,
+    /// `GET /v0/ans-entries/by-party/{party}`
+    AnsEntryByParty {
+        /// The entry's user.
+        party: PathParam<PartyId>,
+    },
+    /// `GET /v0/ans-entries/by-name/{name}`
+    AnsEntryByName {
+        /// The entry's name.
+        name: PathParam<EntryName>,
+    },
+    /// `GET /v0/unclaimed-development-fund-coupons`
+    DevelopmentFundCoupons,
+    /// `GET /v0/admin/sv/voterequests`
+    VoteRequests,
+    /// `GET /v0/admin/validator/licenses`
+    ValidatorLicenses,
+}
+
+impl ScanRoute {
+    /// The scan read `seg` names at the root, with its method; `coin` spells the coin
+    /// rules paths.
+    fn match_segments(seg: &[&str], coin: &str) -> Option<(ScanRoute, &'static str)> {
+        use ScanRoute::*;
+        let party = |raw: &str| PartyId::from_path(raw, "party");
+        Some(match seg {
+            ["v0", "dso-party-id"] => (DsoPartyId, "GET"),
+            ["v0", rules] if is_coin_segment(rules, "", coin, "-rules") => (CoinRules, "POST"),
+            ["v0", rules] if is_coin_segment(rules, "external-party-", coin, "-rules") => {
+                (ExternalPartyCoinRules, "POST")
+            }
+            ["v0", "ans-rules"] => (AnsRules, "POST"),
+            ["v0", "open-and-issuing-mining-rounds"] => (OpenAndIssuingRounds, "POST"),
+            ["v0", "dso"] => (DsoInfo, "GET"),
+            ["v0", "dso-sequencers"] => (DsoSequencers, "GET"),
+            ["v0", "scans"] => (DsoScans, "GET"),
+            ["v0", "migrations", "last"] => (LastMigration, "GET"),
+            ["v0", "transfer-preapprovals", "by-party", raw] => (TransferPreapproval { party: party(raw) }, "GET"),
+            ["v0", "featured-apps"] => (FeaturedApps, "GET"),
+            ["v0", "featured-apps", raw] => {
+                (FeaturedApp { provider_party_id: PartyId::from_path(raw, "provider_party_id") }, "GET")
+            }
+            ["v0", "transfer-command-counter", raw] => (TransferCommandCounter { party: party(raw) }, "GET"),
+            ["v0", "ans-entries"] => (AnsEntries, "GET"),
+            ["v0", "ans-entries", "by-party", raw] => (AnsEntryByParty { party: party(raw) }, "GET"),
+            ["v0", "ans-entries", "by-name", raw] => {
+                (AnsEntryByName { name: EntryName::from_path(raw, "name") }, "GET")
+            }
+            ["v0", "unclaimed-development-fund-coupons"] => (DevelopmentFundCoupons, "GET"),
+            ["v0", "admin", "sv", "voterequests"] => (VoteRequests, "GET"),
+            ["v0", "admin", "validator", "licenses"] => (ValidatorLicenses, "GET"),
+            _ => return None,
+        })
+    }
+}
+
+/// Whether `segment` is `before`, the currency word `coin` in lower case, then `after`,
+/// compared without allocating.
+fn is_coin_segment(segment: &str, before: &str, coin: &str, after: &str) -> bool {
+    segment.strip_prefix(before).and_then(|rest| rest.strip_suffix(after)).is_some_and(|word| {
+        !word.is_empty()
+            && word.len() == coin.len()
+            && word.bytes().zip(coin.bytes()).all(|(w, c)| w == c.to_ascii_lowercase())
+    })
 }
 
 /// The update id of `GET /v{1,2}/updates/{update_id}`.
@@ -429,7 +559,7 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route); 32] {
+    fn every_route() -> [(Method, &'static str, Route); 51] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice };
         [
             (Get, "/version", Route::Version),
@@ -476,7 +606,67 @@ mod tests {
             (Post, "/v0/admin/export/blobs", Route::AdminExportBlobs),
             (Get, "/livez", Route::Livez),
             (Get, "/readyz", Route::Readyz),
+            (Get, "/v0/dso-party-id", Route::Scan(ScanRoute::DsoPartyId)),
+            (Post, "/v0/coin-rules", Route::Scan(ScanRoute::CoinRules)),
+            (Post, "/v0/external-party-coin-rules", Route::Scan(ScanRoute::ExternalPartyCoinRules)),
+            (Post, "/v0/ans-rules", Route::Scan(ScanRoute::AnsRules)),
+            (Post, "/v0/open-and-issuing-mining-rounds", Route::Scan(ScanRoute::OpenAndIssuingRounds)),
+            (Get, "/v0/dso", Route::Scan(ScanRoute::DsoInfo)),
+            (Get, "/v0/dso-sequencers", Route::Scan(ScanRoute::DsoSequencers)),
+            (Get, "/v0/scans", Route::Scan(ScanRoute::DsoScans)),
+            (Get, "/v0/migrations/last", Route::Scan(ScanRoute::LastMigration)),
+            (
+                Get,
+                "/v0/transfer-preapprovals/by-party/p::2",
+                Route::Scan(ScanRoute::TransferPreapproval { party: scan_party("party", "p::2") }),
+            ),
+            (Get, "/v0/featured-apps", Route::Scan(ScanRoute::FeaturedApps)),
+            (
+                Get,
+                "/v0/featured-apps/p::2",
+                Route::Scan(ScanRoute::FeaturedApp { provider_party_id: scan_party("provider_party_id", "p::2") }),
+            ),
+            (
+                Get,
+                "/v0/transfer-command-counter/p::2",
+                Route::Scan(ScanRoute::TransferCommandCounter { party: scan_party("party", "p::2") }),
+            ),
+            (Get, "/v0/ans-entries", Route::Scan(ScanRoute::AnsEntries)),
+            (
+                Get,
+                "/v0/ans-entries/by-party/p::2",
+                Route::Scan(ScanRoute::AnsEntryByParty { party: scan_party("party", "p::2") }),
+            ),
+            (
+                Get,
+                "/v0/ans-entries/by-name/a.ans",
+                Route::Scan(ScanRoute::AnsEntryByName { name: Ok(EntryName::parse("name", "a.ans").unwrap()) }),
+            ),
+            (Get, "/v0/unclaimed-development-fund-coupons", Route::Scan(ScanRoute::DevelopmentFundCoupons)),
+            (Get, "/v0/admin/sv/voterequests", Route::Scan(ScanRoute::VoteRequests)),
+            (Get, "/v0/admin/validator/licenses", Route::Scan(ScanRoute::ValidatorLicenses)),
         ]
+    }
+
+    fn scan_party(field: &str, id: &str) -> PathParam<PartyId> {
+        Ok(PartyId::parse(field, id).unwrap())
+    }
+
+    #[test]
+    fn the_coin_rules_paths_follow_the_configured_coin() {
+        let rules = Ok(Route::Scan(ScanRoute::CoinRules));
+        let external = Ok(Route::Scan(ScanRoute::ExternalPartyCoinRules));
+        route!(Post, "/v0/amulet-rules", "Amulet" => rules.clone());
+        route!(Post, "/api/scan/v0/external-party-amulet-rules", "Amulet" => external);
+        route!(Post, "/v0/coin-rules", "Amulet" => Err(RouteError::NotFound));
+        route!(Post, "/v0/external-party-coin-rules", "Amulet" => Err(RouteError::NotFound));
+        route!(Get, "/v0/amulet-rules", "Amulet" => Err(RouteError::MethodNotAllowed { allowed: "POST" }));
+        route!(Post, "/v0/Amulet-rules", "Amulet" => Err(RouteError::NotFound));
+        route!(Post, "/v0/-rules", "Amulet" => Err(RouteError::NotFound));
+        // The network's public reads under /v0/admin/ answer under /api/scan; the node's own
+        // admin routes do not.
+        route!(Get, "/api/scan/v0/admin/sv/voterequests" => Ok(Route::Scan(ScanRoute::VoteRequests)));
+        route!(Post, "/api/scan/v0/admin/ingest" => Err(RouteError::NotFound));
     }
 
     #[test]

@@ -187,6 +187,11 @@ id_type! {
     TrackingId
 }
 
+id_type! {
+    /// The name of an ANS entry (`GET /v0/ans-entries/by-name/{name}`).
+    EntryName
+}
+
 /// `text` quoted for a log line, cut to its first 64 characters (and its length
 /// given) when it is longer: log lines name records, they do not copy them.
 pub fn shown(text: &str) -> String {

@@ -21,6 +21,7 @@ pub mod migrations;
 pub mod network;
 pub mod projection;
 pub mod rounds;
+pub mod scan;
 pub mod snapshots;
 pub mod votes;
 pub mod wallet;

@@ -39,6 +39,8 @@
 //! | `Q` | `Q` round | empty | ingest: rounds with both creations held | scan | immutable |
 //! | `D` | `D` round contract_id | the contract as listed | ingest: active closed rounds | scan | mutable |
 //! | `V` | `V` sv created_at contract_id | the contract as listed | ingest: active price votes ([`crate::state::votes`]) | scan | mutable |
+//! | `A` | `A` kind created_at contract_id | the synchronizer it was created on, the contract as listed | ingest: active contracts of the templates a validator and a wallet read ([`crate::state::scan`]) |
+//! | `F` | `F` index key created_at contract_id | as under `A` | ingest: the same contracts by a party or name of their payload ([`crate::state::scan`]) |
 //! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) | within migration | mutable |
 //! | `N` | `N` migration | record time range | ingest: non-import updates | scan | mutable |
 //! | `I` | `I` migration update_id | update id | ingest: import updates | scan | immutable |
@@ -86,6 +88,10 @@ pub const ROUND_COMPLETE: u8 = b'Q';
 pub const CLOSED_ROUND: u8 = b'D';
 /// Active price votes by SV and creation time.
 pub const PRICE_VOTE: u8 = b'V';
+/// Active contracts a validator and a wallet read, by kind and creation time.
+pub const SCAN_CONTRACT: u8 = b'A';
+/// Those contracts by a party or name of their payload.
+pub const SCAN_LOOKUP: u8 = b'F';
 /// Record time range per migration and synchronizer.
 pub const SYNCHRONIZER_RANGE: u8 = b'M';
 /// Record time range per migration.
@@ -212,6 +218,8 @@ pub const TABLES: &[Table] = {
         table(ROUND_COMPLETE, "rounds with both creations", Scan, true),
         table(CLOSED_ROUND, "active closed rounds", Scan, false),
         table(PRICE_VOTE, "active price votes", Scan, false),
+        table(SCAN_CONTRACT, "contracts a validator and a wallet read", ScanWithin { prefix: &[Byte] }, false),
+        table(SCAN_LOOKUP, "those contracts by party or name", ScanWithin { prefix: &[Byte] }, false),
         table(SYNCHRONIZER_RANGE, "record time ranges per synchronizer", ScanWithin { prefix: &[I64] }, false),
         table(MIGRATION_RANGE, "record time ranges per migration", Scan, false),
         table(IMPORT_UPDATE, "import updates", Scan, true),

@@ -39,7 +39,9 @@
 //! Version 2 added the names; a store of version 1 does not say which names it was
 //! ingested under, and is refused as another layout. Version 3 stores a contract's
 //! record in one strict form ([`crate::state::ledger::contracts`]): a created contract's
-//! fields flat, without the nesting and the `archived` flag that version 2 kept.
+//! fields flat, without the nesting and the `archived` flag that version 2 kept; and it
+//! adds the contracts a validator and a wallet read ([`crate::state::scan`]), which a
+//! store of version 2 does not hold.
 
 use alloc::string::String;
 use alloc::vec::Vec;

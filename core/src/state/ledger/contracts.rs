@@ -318,6 +318,12 @@ pub enum Location {
 /// Where `contract_id`, created as `creation`, is, from its reassignment events: one
 /// store read.
 pub async fn location<S: Store>(store: &S, contract_id: &str, creation: &Creation) -> Result<Location, StoreError> {
+    location_from(store, contract_id, &creation.synchronizer_id).await
+}
+
+/// Where `contract_id`, created on (or first assigned to) `created_on`, is, from its
+/// reassignment events: one store read.
+pub async fn location_from<S: Store>(store: &S, contract_id: &str, created_on: &str) -> Result<Location, StoreError> {
     let prefix = Key::new(keys::REASSIGNMENT).str(contract_id).into_bytes();
     let latest = store.scan(&Scan::prefix(&prefix, 1).reversed()).await?;
     match latest.into_iter().next() {
@@ -330,7 +336,7 @@ pub async fn location<S: Store>(store: &S, contract_id: &str, creation: &Creatio
                 Ok(Location::InFlight)
             }
         }
-        None => Ok(Location::On(creation.synchronizer_id.clone())),
+        None => Ok(Location::On(created_on.into())),
     }
 }
 

@@ -1,0 +1,204 @@
+//! Lookups by party or by name, and the DSO's public lists: each one scan within one
+//! key's prefix or one kind's, whatever the size of the history ([`crate::state::scan`]).
+//!
+//! As the network's handler answers (`HttpScanHandler.scala`):
+//!
+//! - a transfer preapproval or transfer command counter of a party that has none is a
+//!   404 (`No TransferPreapproval found for party: p`; for the counter, which means the
+//!   nonce to use is 0, `…, use 0 for the nonce`); several active ones answer the
+//!   latest created;
+//! - a provider without a featured app right is a 200 without `featured_app_right`;
+//! - ANS entries are those not yet expired (`expiresAt` after now): the list is in name
+//!   order from `name_prefix`, at most `page_size` (1 to [`MAX_PAGE`]; a scan of that
+//!   many keys, expired ones left out of it); by party, the first of the party's entries
+//!   in name order; by name, the latest of that name. None is a 404
+//!   (`No ans entry found for party: p`, `… for name: n`). (The network also answers
+//!   entries it derives from the DSO rules for the DSO and the SVs; the node answers
+//!   the entries on the ledger.)
+//! - validator licenses come newest first, `limit` (1 to [`MAX_PAGE`], 1000 by default)
+//!   a page; `next_page_token`, when there are more, is passed back as `after`: the
+//!   licenses created before that microsecond. A page never ends between two licenses
+//!   created in the same microsecond; more such licenses than `limit` is a 400 that
+//!   asks for a larger one.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use serde_json::{Value, json};
+
+use crate::api::http::{Response, query_param};
+use crate::model::env::Env;
+use crate::model::error::Error;
+use crate::model::ids::{EntryName, PartyId};
+use crate::model::time::Timestamp;
+use crate::state::scan::read::{self, Entry};
+use crate::state::scan::{Index, Kind, ScanTemplates, index_prefix};
+use crate::storage::store::Store;
+
+use super::{array, object};
+
+/// Largest `page_size` of the ANS entries and `limit` of the validator licenses.
+pub const MAX_PAGE: u32 = 1000;
+
+/// Most of one party's ANS entries read to find its first one not expired.
+pub const MAX_ENTRIES_PER_PARTY: u32 = 100;
+
+/// `GET /v0/transfer-preapprovals/by-party/{party}`.
+pub async fn transfer_preapproval<S: Store>(store: &S, party: PartyId) -> Result<Response, Error> {
+    let found = read::lookup(store, Index::PreapprovalByReceiver, &[&party]).await?;
+    let entry = found.ok_or_else(|| Error::NotFound(format!("No TransferPreapproval found for party: {party}")))?;
+    Ok(Response::json(200, object(&[("transfer_preapproval", &entry.with_state(store, false).await?)])))
+}
+
+/// `GET /v0/transfer-command-counter/{party}`.
+pub async fn transfer_command_counter<S: Store>(store: &S, party: PartyId) -> Result<Response, Error> {
+    let found = read::lookup(store, Index::CounterBySender, &[&party]).await?;
+    let entry = found.ok_or_else(|| {
+        Error::NotFound(format!("No TransferCommandCounter found for party: {party}, use 0 for the nonce"))
+    })?;
+    Ok(Response::json(200, object(&[("transfer_command_counter", &entry.with_state(store, false).await?)])))
+}
+
+/// `GET /v0/featured-apps`.
+pub async fn featured_apps<S: Store>(store: &S, templates: &ScanTemplates) -> Result<Response, Error> {
+    let apps = read::list(store, Kind::FeaturedAppRight, templates).await?;
+    Ok(Response::json(200, object(&[("featured_apps", &array(apps.into_iter().map(|e| e.json)))])))
+}
+
+/// `GET /v0/featured-apps/{provider_party_id}`.
+pub async fn featured_app<S: Store>(store: &S, provider: PartyId) -> Result<Response, Error> {
+    let body = match read::lookup(store, Index::FeaturedAppByProvider, &[&provider]).await? {
+        Some(entry) => object(&[("featured_app_right", &entry.json)]),
+        None => b"{}".to_vec(),
+    };
+    Ok(Response::json(200, body))
+}
+
+/// `GET /v0/unclaimed-development-fund-coupons`: one more read per coupon, for its state.
+pub async fn development_fund_coupons<S: Store>(store: &S, templates: &ScanTemplates) -> Result<Response, Error> {
+    let mut coupons = Vec::new();
+    for coupon in read::list(store, Kind::DevelopmentFundCoupon, templates).await? {
+        coupons.push(coupon.with_state(store, false).await?);
+    }
+    Ok(Response::json(200, object(&[("unclaimed-development-fund-coupons", &array(coupons))])))
+}
+
+/// `GET /v0/admin/sv/voterequests`.
+pub async fn vote_requests<S: Store>(store: &S, templates: &ScanTemplates) -> Result<Response, Error> {
+    let requests = read::list(store, Kind::VoteRequest, templates).await?;
+    Ok(Response::json(200, object(&[("dso_rules_vote_requests", &array(requests.into_iter().map(|e| e.json)))])))
+}
+
+/// The integer query parameter `name`, within `1..=MAX_PAGE`; absent is `None`.
+fn page_param(query: &str, name: &str) -> Result<Option<u32>, Error> {
+    let Some(raw) = query_param(query, name)? else { return Ok(None) };
+    match raw.parse::<u32>() {
+        Ok(n) if (1..=MAX_PAGE).contains(&n) => Ok(Some(n)),
+        _ => Err(Error::BadRequest(format!(
+            "query parameter {name}: expected an integer from 1 to {MAX_PAGE}, got {raw:?}"
+        ))),
+    }
+}
+
+/// `GET /v0/admin/validator/licenses?after=&limit=`.
+pub async fn validator_licenses<S: Store>(store: &S, query: &str) -> Result<Response, Error> {
+    let limit = page_param(query, "limit")?.unwrap_or(MAX_PAGE);
+    let after = match query_param(query, "after")? {
+        None => None,
+        Some(raw) => Some(raw.parse::<i64>().map_err(|_| {
+            Error::BadRequest(format!("query parameter after: expected a next_page_token (an integer), got {raw:?}"))
+        })?),
+    };
+    let mut page = read::newest_before(store, Kind::ValidatorLicense, after, limit + 1).await?;
+    let mut next = None;
+    if page.len() > limit as usize {
+        let boundary = page.get(limit as usize).map_or(i64::MIN, |(created, _)| *created);
+        page.retain(|(created, _)| *created > boundary);
+        if page.is_empty() {
+            return Err(Error::BadRequest(format!(
+                "query parameter limit: more than {limit} validator licenses were created at one time; ask with a larger limit"
+            )));
+        }
+        next = Some(boundary.saturating_add(1));
+    }
+    let licenses = array(page.into_iter().map(|(_, entry)| entry.json));
+    let mut fields: Vec<(&str, &[u8])> = alloc::vec![("validator_licenses", licenses.as_slice())];
+    let token = next.map(|n| format!("{n}"));
+    if let Some(token) = &token {
+        fields.push(("next_page_token", token.as_bytes()));
+    }
+    Ok(Response::json(200, object(&fields)))
+}
+
+/// An ANS entry as the network answers it (`AnsEntry`), if it has not expired by `now`.
+fn ans_entry(entry: &Entry, now: Timestamp) -> Result<Option<Value>, Error> {
+    let payload = entry.payload()?;
+    let text = |field: &str| payload.get(field).and_then(Value::as_str).unwrap_or_default();
+    let expires_at = Timestamp::parse(text("expiresAt")).ok();
+    if expires_at.is_some_and(|at| at <= now) {
+        return Ok(None);
+    }
+    let mut out = json!({
+        "contract_id": entry.contract_id,
+        "user": text("user"),
+        "name": text("name"),
+        "url": text("url"),
+        "description": text("description"),
+    });
+    if let (Some(at), Some(map)) = (expires_at, out.as_object_mut()) {
+        map.insert("expires_at".into(), Value::String(format!("{at}")));
+    }
+    Ok(Some(out))
+}
+
+/// `GET /v0/ans-entries?name_prefix=&page_size=`.
+pub async fn ans_entries<S: Store>(store: &S, env: &Env<'_>, query: &str) -> Result<Response, Error> {
+    let page_size = page_param(query, "page_size")?
+        .ok_or_else(|| Error::BadRequest(format!("query parameter page_size: required (1 to {MAX_PAGE})")))?;
+    let name_prefix = query_param(query, "name_prefix")?.unwrap_or_default();
+    crate::model::ids::check_id("name_prefix", &name_prefix)?;
+    let start = read::text_prefix(index_prefix(Index::AnsEntryByName, &[]), &name_prefix);
+    let mut entries = Vec::new();
+    for entry in read::range(store, Index::AnsEntryByName, start, page_size).await? {
+        entries.extend(ans_entry(&entry, env.now)?);
+    }
+    Ok(Response::ok(&json!({ "entries": entries })))
+}
+
+/// `GET /v0/ans-entries/by-party/{party}`.
+pub async fn ans_entry_by_party<S: Store>(store: &S, env: &Env<'_>, party: PartyId) -> Result<Response, Error> {
+    let start = index_prefix(Index::AnsEntryByUser, &[&party]);
+    for entry in read::range(store, Index::AnsEntryByUser, start, MAX_ENTRIES_PER_PARTY).await? {
+        if let Some(found) = ans_entry(&entry, env.now)? {
+            return Ok(Response::ok(&json!({ "entry": found })));
+        }
+    }
+    Err(Error::NotFound(format!("No ans entry found for party: {party}")))
+}
+
+/// `GET /v0/ans-entries/by-name/{name}`.
+pub async fn ans_entry_by_name<S: Store>(store: &S, env: &Env<'_>, name: EntryName) -> Result<Response, Error> {
+    let found = match read::lookup(store, Index::AnsEntryByName, &[&name]).await? {
+        Some(entry) => ans_entry(&entry, env.now)?,
+        None => None,
+    };
+    let entry: Value = found.ok_or_else(|| Error::NotFound(format!("No ans entry found for name: {name}")))?;
+    Ok(Response::ok(&json!({ "entry": entry })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_parameters_are_integers_within_bounds_and_named_when_not() {
+        assert_eq!(page_param("limit=5", "limit"), Ok(Some(5)));
+        assert_eq!(page_param("", "limit"), Ok(None));
+        for query in ["limit=0", "limit=-1", "limit=x", "limit=1001", "limit="] {
+            match page_param(query, "limit") {
+                Err(Error::BadRequest(message)) => assert!(message.starts_with("query parameter limit"), "{message}"),
+                other => panic!("{query}: {other:?}"),
+            }
+        }
+    }
+}
