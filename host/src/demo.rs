@@ -14,10 +14,16 @@
 //!    [`START`] (so a history of a few thousand updates crosses several 3-hour snapshot
 //!    boundaries):
 //!    - bootstrap: `DsoRules`, `CoinRules` and `ExternalPartyConfigState`, open rounds
-//!      0 to 2, and one `CoinPriceVote` per SV;
+//!      0 to 2, one `CoinPriceVote` per SV, and the state a validator and a wallet read
+//!      from a scan: `ExternalPartyCoinRules`, `AnsRules`, an `SvNodeState` per SV
+//!      (its sequencer, mediator and scan), a `ValidatorLicense` per validator, a
+//!      `FeaturedAppRight`, two `TransferPreapproval`s, the external party's
+//!      `TransferCommandCounter`, two `AnsEntry`s, two
+//!      `UnclaimedDevelopmentFundCoupon`s and a `VoteRequest`;
 //!    - every 10 simulated minutes the round automation runs: the oldest
-//!      `OpenMiningRound` is archived and a new one created, an earlier round becomes a
-//!      `ClosedMiningRound`, an SV creates a `Confirmation` to archive an older closed
+//!      `OpenMiningRound` is archived and a new one created with the archived round's
+//!      `IssuingMiningRound`, an earlier round becomes a `ClosedMiningRound` (its
+//!      issuing round archived), an SV creates a `Confirmation` to archive an older closed
 //!      round, and a confirmed closed round is archived with its confirmation (so three
 //!      rounds are open and two or three closed at any time);
 //!    - the workload: coin transfers (a non-consuming `CoinRules_Transfer` whose children

@@ -124,7 +124,12 @@ pub(super) struct History<W> {
     dso_rules: Option<Rc<Contract>>,
     coin_rules: Option<Rc<Contract>>,
     external_config: Option<Contract>,
+    /// The contracts a validator and a wallet read besides the rules and rounds: the
+    /// SVs' node states, licenses, featured apps, preapprovals, ANS, coupons, a vote.
+    network_state: Vec<Contract>,
     open: VecDeque<Round>,
+    /// Issuing rounds by number, from an open round's archival to its close.
+    issuing: VecDeque<(i64, Contract)>,
     /// Archived open rounds waiting to close: `(number, tick archived)`.
     summarizing: VecDeque<(i64, u64)>,
     closed: VecDeque<ClosedRound>,
@@ -164,7 +169,9 @@ impl<W: Write> History<W> {
             dso_rules: None,
             coin_rules: None,
             external_config: None,
+            network_state: Vec::new(),
             open: VecDeque::new(),
+            issuing: VecDeque::new(),
             summarizing: VecDeque::new(),
             closed: VecDeque::new(),
             confirmations: VecDeque::new(),
@@ -257,7 +264,7 @@ impl<W: Write> History<W> {
 
     /// Writes at least one record, and at least one update unless the budget is spent.
     fn step(&mut self) -> io::Result<()> {
-        if self.bootstrap < 3 {
+        if self.bootstrap < 4 {
             return self.bootstrap_step();
         }
         if self.migration == 0 && self.summary.updates() >= self.migrate_at {

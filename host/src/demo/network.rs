@@ -29,16 +29,18 @@ enum Package {
     Coin,
     DsoGovernance,
     TokenApi,
+    NameService,
 }
 
 impl Package {
-    const ALL: [Package; 3] = [Package::Coin, Package::DsoGovernance, Package::TokenApi];
+    const ALL: [Package; 4] = [Package::Coin, Package::DsoGovernance, Package::TokenApi, Package::NameService];
 
     fn name(self) -> &'static str {
         match self {
             Package::Coin => "platform-coin",
             Package::DsoGovernance => "platform-dso-governance",
             Package::TokenApi => "platform-api-token-transfer-instruction-v1",
+            Package::NameService => "platform-coin-name-service",
         }
     }
 }
@@ -56,10 +58,21 @@ pub(super) enum Template {
     Coin,
     LockedCoin,
     CoinTransferInstruction,
+    IssuingMiningRound,
+    ExternalPartyCoinRules,
+    TransferCommandCounter,
+    TransferPreapproval,
+    FeaturedAppRight,
+    UnclaimedDevelopmentFundCoupon,
+    ValidatorLicense,
+    SvNodeState,
+    VoteRequest,
+    AnsRules,
+    AnsEntry,
 }
 
 impl Template {
-    const ALL: [Template; 10] = [
+    const ALL: [Template; 21] = [
         Template::DsoRules,
         Template::Confirmation,
         Template::CoinPriceVote,
@@ -70,6 +83,17 @@ impl Template {
         Template::Coin,
         Template::LockedCoin,
         Template::CoinTransferInstruction,
+        Template::IssuingMiningRound,
+        Template::ExternalPartyCoinRules,
+        Template::TransferCommandCounter,
+        Template::TransferPreapproval,
+        Template::FeaturedAppRight,
+        Template::UnclaimedDevelopmentFundCoupon,
+        Template::ValidatorLicense,
+        Template::SvNodeState,
+        Template::VoteRequest,
+        Template::AnsRules,
+        Template::AnsEntry,
     ];
 
     fn qualified_name(self) -> &'static str {
@@ -84,6 +108,17 @@ impl Template {
             Template::Coin => "Platform.Coin:Coin",
             Template::LockedCoin => "Platform.Coin:LockedCoin",
             Template::CoinTransferInstruction => "Platform.CoinTransferInstruction:CoinTransferInstruction",
+            Template::IssuingMiningRound => "Platform.Round:IssuingMiningRound",
+            Template::ExternalPartyCoinRules => "Platform.ExternalPartyCoinRules:ExternalPartyCoinRules",
+            Template::TransferCommandCounter => "Platform.ExternalPartyCoinRules:TransferCommandCounter",
+            Template::TransferPreapproval => "Platform.CoinRules:TransferPreapproval",
+            Template::FeaturedAppRight => "Platform.Coin:FeaturedAppRight",
+            Template::UnclaimedDevelopmentFundCoupon => "Platform.Coin:UnclaimedDevelopmentFundCoupon",
+            Template::ValidatorLicense => "Platform.ValidatorLicense:ValidatorLicense",
+            Template::SvNodeState => "Platform.DSO.SvState:SvNodeState",
+            Template::VoteRequest => "Platform.DsoRules:VoteRequest",
+            Template::AnsRules => "Platform.Ans:AnsRules",
+            Template::AnsEntry => "Platform.Ans:AnsEntry",
         }
     }
 
@@ -94,7 +129,12 @@ impl Template {
 
     fn package(self) -> Package {
         match self {
-            Template::DsoRules | Template::Confirmation | Template::CoinPriceVote => Package::DsoGovernance,
+            Template::DsoRules
+            | Template::Confirmation
+            | Template::CoinPriceVote
+            | Template::SvNodeState
+            | Template::VoteRequest => Package::DsoGovernance,
+            Template::AnsRules | Template::AnsEntry => Package::NameService,
             _ => Package::Coin,
         }
     }

@@ -161,6 +161,8 @@ impl<W: Write> History<W> {
         active.extend(self.coin_rules.iter().map(|rules| Contract::clone(rules)));
         active.extend(self.external_config.iter().cloned());
         active.extend(self.open.iter().map(|r| r.contract.clone()));
+        active.extend(self.issuing.iter().map(|(_, contract)| contract.clone()));
+        active.extend(self.network_state.iter().cloned());
         active.extend(self.closed.iter().map(|r| r.contract.clone()));
         active.extend(self.confirmations.iter().map(|c| c.contract.clone()));
         active.extend(self.votes.iter().flatten().cloned());

@@ -1,6 +1,9 @@
 //! The DSO's side of the history: the bootstrap (rules, the first rounds, a price vote
-//! per SV) and the round automation that runs every tick (open, close, confirm the
-//! archival of, and archive mining rounds).
+//! per SV, then the network's state: the SVs' node states, validator licenses, a
+//! featured app, transfer preapprovals, a transfer command counter, ANS rules and
+//! entries, development fund coupons and a vote request) and the round automation that
+//! runs every tick (open, issue, close, confirm the archival of, and archive mining
+//! rounds).
 
 use std::io::{self, Write};
 use std::rc::Rc;
@@ -17,8 +20,8 @@ use crate::demo::{DAY, HOUR, MINUTE, SECOND, START, TICK, UNIT};
 impl<W: Write> History<W> {
     // --- bootstrap
 
-    /// One of the three bootstrap transactions: the rules, the first open rounds, the
-    /// SVs' price votes.
+    /// One of the four bootstrap transactions: the rules, the first open rounds, the
+    /// SVs' price votes, the network's state.
     pub(super) fn bootstrap_step(&mut self) -> io::Result<()> {
         let time = self.begin();
         let dso = self.net.dso.clone();
@@ -57,6 +60,12 @@ impl<W: Write> History<W> {
                 };
                 let argument = record([("initialRound", round(0))]);
                 vec![Exercise::on(dso_rules, "DsoRules_StartMiningRounds", &dso, argument).children(children).action()]
+            }
+            3 => {
+                let contracts = self.network_state_contracts(time);
+                let roots = contracts.iter().map(Action::create).collect();
+                self.network_state = contracts;
+                roots
             }
             _ => {
                 let mut roots = Vec::new();
@@ -100,7 +109,156 @@ impl<W: Write> History<W> {
                 ]),
             ),
             ("isDevNet", Value::Bool(true)),
+            ("dsoDelegate", party(&self.net.svs[0].party)),
         ])
+    }
+
+    /// The network's state besides its rules and rounds, as the network's Daml shapes
+    /// it (`Splice.DSO.SvState`, `Splice.ValidatorLicense`, `Splice.Amulet`,
+    /// `Splice.AmuletRules`, `Splice.ExternalPartyAmuletRules`, `Splice.Ans`,
+    /// `Splice.DsoRules`): each SV's node state with its sequencer, mediator and scan on
+    /// the global synchronizer, a license per validator, a featured app right of the
+    /// first validator, preapprovals of the first two users, the external party's
+    /// transfer command counter, ANS rules and two entries, two development fund
+    /// coupons and a vote request.
+    fn network_state_contracts(&mut self, time: TxTime) -> Vec<Contract> {
+        let dso = self.net.dso.clone();
+        let global = self.net.global.clone();
+        let mut out = Vec::new();
+        let external = self.dso_contract(Template::ExternalPartyCoinRules, payload([("dso", party(&dso))]), time);
+        out.push(external);
+        let ans_config = record([
+            ("renewalDuration", reltime(30 * DAY)),
+            ("entryLifetime", reltime(90 * DAY)),
+            ("entryFee", numeric(UNIT)),
+            ("descriptionPrefix", text("ANS entry: ")),
+        ]);
+        let ans_rules =
+            self.dso_contract(Template::AnsRules, payload([("dso", party(&dso)), ("config", ans_config)]), time);
+        out.push(ans_rules);
+        for sv in 0..self.net.svs.len() {
+            let (name, sv_party) = (self.net.svs[sv].name, self.net.svs[sv].party.clone());
+            let node = record([
+                (
+                    "cometBft",
+                    record([
+                        ("nodes", Value::GenMap(vec![])),
+                        ("governanceKeys", Value::List(vec![])),
+                        ("sequencingKeys", Value::List(vec![])),
+                    ]),
+                ),
+                (
+                    "sequencer",
+                    some(record([
+                        ("migrationId", Value::Int64(0)),
+                        (
+                            "sequencerId",
+                            text(&format!(
+                                "SEQ::{name}::{}",
+                                self.net.svs[sv].party.split_once("::").map_or("", |(_, ns)| ns)
+                            )),
+                        ),
+                        ("url", text(&format!("https://sequencer.{name}.example.com"))),
+                        ("availableAfter", some(timestamp(time.effective))),
+                    ])),
+                ),
+                ("mediator", some(record([("mediatorId", text(&format!("MED::{name}")))]))),
+                ("scan", some(record([("publicUrl", text(&format!("https://scan.{name}.example.com")))]))),
+                ("legacySequencerConfig", none()),
+            ]);
+            let state = record([("synchronizerNodes", Value::GenMap(vec![(text(&global), node)]))]);
+            let arguments =
+                payload([("dso", party(&dso)), ("sv", party(&sv_party)), ("svName", text(name)), ("state", state)]);
+            out.push(self.new_contract(Template::SvNodeState, arguments, vec![dso.clone()], vec![sv_party], time));
+        }
+        for validator in 0..self.net.validators.len() {
+            let validator_party = self.net.validators[validator].party.clone();
+            let arguments = payload([
+                ("validator", party(&validator_party)),
+                ("sponsor", party(&self.net.svs[validator % self.net.svs.len()].party)),
+                ("dso", party(&dso)),
+                ("faucetState", none()),
+                ("metadata", none()),
+                ("lastActiveAt", some(timestamp(time.effective))),
+            ]);
+            let license = self.new_contract(
+                Template::ValidatorLicense,
+                arguments,
+                vec![dso.clone()],
+                vec![validator_party],
+                time,
+            );
+            out.push(license);
+        }
+        let provider = self.net.validators[0].party.clone();
+        let right = payload([("dso", party(&dso)), ("provider", party(&provider))]);
+        out.push(self.new_contract(Template::FeaturedAppRight, right, vec![dso.clone()], vec![provider], time));
+        let expires_at = time.effective + 3650 * DAY;
+        for owner in 0..2 {
+            let (receiver, provider) = (self.net.owner(owner).to_owned(), self.net.provider(owner).to_owned());
+            let arguments = payload([
+                ("receiver", party(&receiver)),
+                ("provider", party(&provider)),
+                ("dso", party(&dso)),
+                ("validFrom", timestamp(time.effective)),
+                ("lastRenewedAt", timestamp(time.effective)),
+                ("expiresAt", timestamp(expires_at)),
+            ]);
+            let preapproval = self.new_contract(
+                Template::TransferPreapproval,
+                arguments,
+                vec![receiver, provider, dso.clone()],
+                vec![],
+                time,
+            );
+            out.push(preapproval);
+        }
+        if let Some(external) = self.net.owners.iter().position(|o| o.external) {
+            let sender = self.net.owner(external).to_owned();
+            let arguments = payload([("dso", party(&dso)), ("sender", party(&sender)), ("nextNonce", Value::Int64(3))]);
+            out.push(self.new_contract(
+                Template::TransferCommandCounter,
+                arguments,
+                vec![dso.clone()],
+                vec![sender],
+                time,
+            ));
+        }
+        for (owner, name) in [(0, "alice.unverified.ans"), (2, "carol.unverified.ans")] {
+            let user = self.net.owner(owner).to_owned();
+            let arguments = payload([
+                ("user", party(&user)),
+                ("dso", party(&dso)),
+                ("name", text(name)),
+                ("url", text(&format!("https://{name}.example.com"))),
+                ("description", text("ANS entry: a demo user")),
+                ("expiresAt", timestamp(expires_at)),
+            ]);
+            out.push(self.new_contract(Template::AnsEntry, arguments, vec![user, dso.clone()], vec![], time));
+        }
+        for amount in [UNIT * 15, UNIT * 40] {
+            let arguments = payload([("dso", party(&dso)), ("amount", numeric(amount))]);
+            out.push(self.dso_contract(Template::UnclaimedDevelopmentFundCoupon, arguments, time));
+        }
+        let requester = self.net.svs[1].name;
+        let action = variant(
+            "ARC_DsoRules",
+            record([(
+                "dsoAction",
+                variant("SRARC_GrantFeaturedAppRight", record([("provider", party(&self.net.validators[1].party))])),
+            )]),
+        );
+        let arguments = payload([
+            ("dso", party(&dso)),
+            ("requester", text(requester)),
+            ("action", action),
+            ("reason", record([("url", text("https://vote.example.com/1")), ("body", text("feature validator2"))])),
+            ("voteBefore", timestamp(time.effective + 7 * DAY)),
+            ("votes", Value::GenMap(vec![])),
+            ("trackingCid", none()),
+        ]);
+        out.push(self.dso_contract(Template::VoteRequest, arguments, time));
+        out
     }
 
     fn new_open_round(&mut self, number: i64, opens_at: i64, time: TxTime) -> Round {
@@ -139,6 +297,24 @@ impl<W: Write> History<W> {
         Round { number, opens_at, contract }
     }
 
+    /// The issuing round of `number`, issuing from the next tick after `tick_at` until
+    /// two ticks later (`Splice.Round:IssuingMiningRound`).
+    fn new_issuing_round(&mut self, number: i64, tick_at: i64, time: TxTime) -> Contract {
+        let issuance = |r: &mut Rng, scale: i64| numeric(r.range(UNIT / 10, 10 * UNIT) * scale);
+        let arguments = payload([
+            ("dso", party(&self.net.dso)),
+            ("round", round(number)),
+            ("issuancePerValidatorRewardCoupon", issuance(&mut self.rng, 1)),
+            ("issuancePerFeaturedAppRewardCoupon", issuance(&mut self.rng, 10)),
+            ("issuancePerUnfeaturedAppRewardCoupon", issuance(&mut self.rng, 1)),
+            ("issuancePerSvRewardCoupon", issuance(&mut self.rng, 100)),
+            ("opensAt", timestamp(tick_at + TICK)),
+            ("targetClosesAt", timestamp(tick_at + 3 * TICK)),
+            ("optIssuancePerValidatorFaucetCoupon", none()),
+        ]);
+        self.dso_contract(Template::IssuingMiningRound, arguments, time)
+    }
+
     pub(super) fn new_vote(&mut self, sv: usize, time: TxTime) -> Contract {
         let price = (self.price + self.rng.range(-self.price / 100, self.price / 100 + 1)).max(1);
         let sv_party = self.net.svs[sv].party.clone();
@@ -174,9 +350,15 @@ impl<W: Write> History<W> {
             ("latestRoundCid", latest),
             ("coinPrice", numeric(self.price)),
         ]);
+        let issuing = self.new_issuing_round(oldest.number, tick_at, time);
         let advance = Exercise::on(&coin_rules, "CoinRules_AdvanceOpenMiningRounds", &dso, argument)
             .result(record([("openMiningRoundCid", cid(new.contract.id()))]))
-            .children(vec![Exercise::archive(&oldest.contract, &dso).action(), Action::create(&new.contract)]);
+            .children(vec![
+                Exercise::archive(&oldest.contract, &dso).action(),
+                Action::create(&new.contract),
+                Action::create(&issuing),
+            ]);
+        self.issuing.push_back((oldest.number, issuing));
         let root = Exercise::on(
             &dso_rules,
             "DsoRules_AdvanceOpenMiningRounds",
@@ -214,9 +396,16 @@ impl<W: Write> History<W> {
         ]);
         let closed = self.dso_contract(Template::ClosedMiningRound, arguments, time);
         let dso = self.net.dso.clone();
+        let mut children = Vec::new();
+        if let Some(i) = self.issuing.iter().position(|(n, _)| *n == number)
+            && let Some((_, issuing)) = self.issuing.remove(i)
+        {
+            children.push(Exercise::archive(&issuing, &dso).action());
+        }
+        children.push(Action::create(&closed));
         let root = Exercise::on(&dso_rules, "DsoRules_MiningRound_Close", &dso, record([("round", round(number))]))
             .result(record([("closedRoundCid", cid(closed.id()))]))
-            .children(vec![Action::create(&closed)]);
+            .children(children);
         self.closed.push_back(ClosedRound { number, contract: closed, closed_tick: tick, confirmed: false });
         self.commit(time, "", vec![root.action()], false)?;
         Ok(true)
