@@ -192,3 +192,66 @@ fn the_export_endpoints_cost_a_bounded_number_of_store_reads() {
         assert_eq!(calls, StoreCalls { get_many: 1, ..StoreCalls::default() }, "{updates} updates");
     }
 }
+
+/// The scan reads of a validator and a wallet (`core/src/api/scan`) each cost a fixed
+/// number of store reads, whatever the size of the history: a scan of one kind's or one
+/// key's prefix, and one more per contract answered with the synchronizer it is on now.
+#[test]
+fn the_scan_reads_of_a_validator_and_a_wallet_cost_a_fixed_number_of_store_reads() {
+    for updates in [400, 1500] {
+        let (node, _) = ingested(updates);
+        let scans = |n: u32| StoreCalls { scan: n, ..StoreCalls::default() };
+        let get = |target: &str| {
+            let (response, calls) =
+                node.instance().expect("an instance").handle_counted(&request("GET", target, None)).expect("handled");
+            assert_eq!(response.status, 200, "{target}: {}", String::from_utf8_lossy(&response.body));
+            (serde_json::from_slice::<serde_json::Value>(&response.body).expect("JSON"), calls)
+        };
+        let (dso, calls) = get("/v0/dso-party-id");
+        assert_eq!(calls, scans(1), "dso-party-id");
+        assert!(dso["dso_party_id"].as_str().is_some_and(|p| p.starts_with("DSO::")), "{dso}");
+        // The singleton, and where it is now.
+        for path in ["/v0/coin-rules", "/v0/external-party-coin-rules", "/v0/ans-rules"] {
+            let (_, calls) = post_json(&node, path, serde_json::json!({}));
+            assert_eq!(calls, scans(2), "{path}");
+        }
+        // Three lists, and one read per open or issuing round for where it is.
+        let body =
+            serde_json::json!({"cached_open_mining_round_contract_ids": [], "cached_issuing_round_contract_ids": []});
+        let (rounds, calls) = post_json(&node, "/v0/open-and-issuing-mining-rounds", body);
+        let held = |field: &str| rounds[field].as_object().map_or(0, |m| m.len() as u32);
+        let (open, issuing) = (held("open_mining_rounds"), held("issuing_mining_rounds"));
+        assert!(open >= 3 && issuing >= 1, "{rounds}");
+        assert_eq!(calls, scans(3 + open + issuing), "open and issuing rounds");
+        // The rules, the coin rules, the open rounds, the node states; each answered
+        // contract's state.
+        let (info, calls) = get("/v0/dso");
+        let states = info["sv_node_states"].as_array().map_or(0, |s| s.len() as u32);
+        assert_eq!(states, 4, "{info}");
+        assert_eq!(calls, scans(4 + 3 + states), "dso");
+        for target in ["/v0/dso-sequencers", "/v0/scans", "/v0/migrations/last", "/v0/featured-apps"] {
+            assert_eq!(get(target).1, scans(1), "{target}");
+        }
+        for target in ["/v0/admin/sv/voterequests", "/v0/admin/validator/licenses?limit=2"] {
+            assert_eq!(get(target).1, scans(1), "{target}");
+        }
+        let (coupons, calls) = get("/v0/unclaimed-development-fund-coupons");
+        let held = coupons["unclaimed-development-fund-coupons"].as_array().map_or(0, |c| c.len() as u32);
+        assert_eq!((held, calls), (2, scans(1 + held)), "development fund coupons");
+        // Lookups: one scan of the key's prefix, and the state of what a lookup answers
+        // with it.
+        let (apps, _) = get("/v0/featured-apps");
+        let provider = apps["featured_apps"][0]["payload"]["provider"].as_str().expect("a provider").to_owned();
+        assert_eq!(get(&format!("/v0/featured-apps/{provider}")).1, scans(1), "featured app of {provider}");
+        let (entries, calls) = get("/v0/ans-entries?page_size=10");
+        assert_eq!(calls, scans(1), "ans entries");
+        let entry = &entries["entries"][0];
+        let (user, name) = (entry["user"].as_str().expect("a user"), entry["name"].as_str().expect("a name"));
+        assert_eq!(get(&format!("/v0/ans-entries/by-party/{user}")).1, scans(1), "ans entry of {user}");
+        assert_eq!(get(&format!("/v0/ans-entries/by-name/{name}")).1, scans(1), "ans entry {name}");
+        let (_, calls) = get(&format!("/v0/transfer-preapprovals/by-party/{user}"));
+        assert_eq!(calls, scans(2), "preapproval of {user}");
+        let (request, _) = get("/v0/admin/validator/licenses?limit=1");
+        assert!(request["next_page_token"].is_i64(), "{request}");
+    }
+}

@@ -9,6 +9,7 @@ mod openapi;
 mod resend;
 mod scenario;
 mod targets;
+mod validator;
 mod wallet_concurrency;
 mod worker;
 
@@ -47,6 +48,22 @@ fn scenarios_pass_in_the_worker_under_wrangler_dev() {
     wallet_concurrency::the_cron_trigger_expires_due_requests(worker.client());
     scenario::Target::reset(&mut worker);
     resend::a_re_sent_history_changes_nothing(&mut worker);
+}
+
+#[test]
+fn a_validator_starts_and_runs_its_triggers_against_the_core_and_the_component() {
+    let names = validator::network_names();
+    validator::a_validator_starts_and_runs_its_triggers_against_the_node(&mut CoreTarget::with_config(&names));
+    for on_disk in [false, true] {
+        let mut component = ComponentTarget::with_config(on_disk, &names);
+        validator::a_validator_starts_and_runs_its_triggers_against_the_node(&mut component);
+    }
+}
+
+#[test]
+fn a_validator_starts_and_runs_its_triggers_against_the_worker_under_wrangler_dev() {
+    let mut worker = worker::WorkerTarget::start_with(&validator::network_names());
+    validator::a_validator_starts_and_runs_its_triggers_against_the_node(&mut worker);
 }
 
 #[test]

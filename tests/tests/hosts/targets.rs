@@ -27,7 +27,13 @@ pub struct CoreTarget {
 impl CoreTarget {
     /// A core over an empty memory store.
     pub fn new() -> Self {
-        let config = ledger_node::config::check(&test_config()).expect("the test configuration is valid");
+        Self::with_config(&[])
+    }
+
+    /// [`CoreTarget::new`], with `vars` set besides the test configuration.
+    pub fn with_config(vars: &[(String, String)]) -> Self {
+        let config = ledger_node::config::check(&[test_config(), vars.to_vec()].concat())
+            .expect("the test configuration is valid");
         CoreTarget { store: MemoryStore::new(), config, requests: 0 }
     }
 }
@@ -106,6 +112,7 @@ pub struct ComponentTarget {
     component: wasmtime::component::Component,
     runtime: tokio::runtime::Runtime,
     store_dir: Option<tempfile::TempDir>,
+    vars: Vec<(String, String)>,
     scenario: u32,
     server: Option<(HttpClient, tokio::sync::oneshot::Sender<()>)>,
 }
@@ -113,12 +120,17 @@ pub struct ComponentTarget {
 impl ComponentTarget {
     /// Over memory (`on_disk: false`) or native stores in a temporary directory.
     pub fn new(on_disk: bool) -> Self {
+        Self::with_config(on_disk, &[])
+    }
+
+    /// [`ComponentTarget::new`], with `vars` set besides the test configuration.
+    pub fn with_config(on_disk: bool, vars: &[(String, String)]) -> Self {
         let engine = host::engine().expect("a wasmtime engine");
         let component = wasmtime::component::Component::new(&engine, host::COMPONENT).expect("the component compiles");
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
         let store_dir = on_disk.then(|| tempfile::tempdir().expect("a temporary directory"));
-        ComponentTarget { engine, component, runtime, store_dir, scenario: 0, server: None }
+        ComponentTarget { engine, component, runtime, store_dir, vars: vars.to_vec(), scenario: 0, server: None }
     }
 
     /// The client of the running server (started over a fresh backend if none runs),
@@ -139,8 +151,10 @@ impl ComponentTarget {
             ),
             None => Arc::new(MemoryBackend::new()),
         };
-        let options =
-            Options { config: test_config(), fixed_clock: Some(Duration::from_micros(FIXED_NOW_MICROS as u64)) };
+        let options = Options {
+            config: [test_config(), self.vars.clone()].concat(),
+            fixed_clock: Some(Duration::from_micros(FIXED_NOW_MICROS as u64)),
+        };
         let node = Arc::new(Node::from_component(&self.engine, &self.component, backend, options).expect("linking"));
         let (listener, addr) =
             self.runtime.block_on(server::bind("127.0.0.1:0".parse().expect("an address"))).expect("binding");
