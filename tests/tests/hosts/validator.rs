@@ -153,6 +153,26 @@ pub fn a_validator_starts_and_runs_its_triggers_against_the_node(target: &mut dy
     assert_eq!(ok(target, "GET", &format!("{scan}/featured-apps/{}", users[0]), None), json!({}));
     let votes = ok(target, "GET", &format!("{scan}/admin/sv/voterequests"), None);
     assert_eq!(votes["dso_rules_vote_requests"].as_array().map(Vec::len), Some(1), "{votes}");
+    // Validator licenses, a page at a time, though all were created in one transaction.
+    let all = ok(target, "GET", &format!("{scan}/admin/validator/licenses"), None);
+    assert!(all.get("next_page_token").is_none(), "{all}");
+    let ids = |page: &Value| -> Vec<String> {
+        let licenses = page["validator_licenses"].as_array().expect("licenses");
+        licenses.iter().map(|l| l["contract_id"].as_str().expect("an id").to_owned()).collect()
+    };
+    for limit in [1, 2] {
+        let (mut paged, mut after) = (Vec::new(), String::new());
+        loop {
+            let page = ok(target, "GET", &format!("{scan}/admin/validator/licenses?limit={limit}{after}"), None);
+            paged.extend(ids(&page));
+            match page.get("next_page_token") {
+                Some(token) => after = format!("&after={token}"),
+                None => break,
+            }
+        }
+        assert_eq!(paged, ids(&all), "pages of {limit}");
+    }
+    assert_eq!(ids(&all).len(), 3);
 
     let external = ok(target, "POST", &format!("{scan}/external-party-amulet-rules"), Some(json!({})));
     let template = &external["external_party_amulet_rules_update"]["contract"]["template_id"];

@@ -15,11 +15,11 @@
 //!   (`No ans entry found for party: p`, `… for name: n`). (The network also answers
 //!   entries it derives from the DSO rules for the DSO and the SVs; the node answers
 //!   the entries on the ledger.)
-//! - validator licenses come newest first, `limit` (1 to [`MAX_PAGE`], 1000 by default)
-//!   a page; `next_page_token`, when there are more, is passed back as `after`: the
-//!   licenses created before that microsecond. A page never ends between two licenses
-//!   created in the same microsecond; more such licenses than `limit` is a 400 that
-//!   asks for a larger one.
+//! - validator licenses come newest first (then by contract id, highest first), `limit`
+//!   (1 to [`MAX_PAGE`], 1000 by default) a page; `next_page_token`, when there are
+//!   more, is passed back as `after`. It counts the creation time of the page's last
+//!   license, in microseconds, a thousand times, plus how many licenses of that
+//!   microsecond were answered: the next page is one scan that passes over those.
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -100,6 +100,9 @@ fn page_param(query: &str, name: &str) -> Result<Option<u32>, Error> {
     }
 }
 
+/// How many licenses created in one microsecond a page token can count past.
+const PER_MICROSECOND: i64 = 1000;
+
 /// `GET /v0/admin/validator/licenses?after=&limit=`.
 pub async fn validator_licenses<S: Store>(store: &S, query: &str) -> Result<Response, Error> {
     let limit = page_param(query, "limit")?.unwrap_or(MAX_PAGE);
@@ -109,19 +112,32 @@ pub async fn validator_licenses<S: Store>(store: &S, query: &str) -> Result<Resp
             Error::BadRequest(format!("query parameter after: expected a next_page_token (an integer), got {raw:?}"))
         })?),
     };
-    let mut page = read::newest_before(store, Kind::ValidatorLicense, after, limit + 1).await?;
+    // A token is the creation time of the last license answered, and how many of that
+    // microsecond were answered so far: the next page starts after them.
+    let (before, skip) = match after {
+        Some(token) => (Some(token.div_euclid(PER_MICROSECOND)), token.rem_euclid(PER_MICROSECOND) as u32),
+        None => (None, 0),
+    };
+    let end = before.map(|micros| micros.saturating_add(1));
+    let mut found = read::newest_before(store, Kind::ValidatorLicense, end, limit + skip + 1).await?;
+    let skipped = found.iter().take(skip as usize).take_while(|(created, _)| Some(*created) == before).count();
+    found.drain(..skipped);
+    let more = found.len() > limit as usize;
+    found.truncate(limit as usize);
     let mut next = None;
-    if page.len() > limit as usize {
-        let boundary = page.get(limit as usize).map_or(i64::MIN, |(created, _)| *created);
-        page.retain(|(created, _)| *created > boundary);
-        if page.is_empty() {
-            return Err(Error::BadRequest(format!(
-                "query parameter limit: more than {limit} validator licenses were created at one time; ask with a larger limit"
-            )));
-        }
-        next = Some(boundary.saturating_add(1));
+    if more && let Some((last, _)) = found.last() {
+        let on_page = found.iter().filter(|(created, _)| created == last).count() as i64;
+        let earlier = if Some(*last) == before { skipped as i64 } else { 0 };
+        let counted = on_page + earlier;
+        let token = last.checked_mul(PER_MICROSECOND).and_then(|t| t.checked_add(counted));
+        next = Some(token.filter(|_| counted < PER_MICROSECOND).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "more than {} validator licenses were created in one microsecond; they cannot be paged",
+                PER_MICROSECOND - 1
+            ))
+        })?);
     }
-    let licenses = array(page.into_iter().map(|(_, entry)| entry.json));
+    let licenses = array(found.into_iter().map(|(_, entry)| entry.json));
     let mut fields: Vec<(&str, &[u8])> = alloc::vec![("validator_licenses", licenses.as_slice())];
     let token = next.map(|n| format!("{n}"));
     if let Some(token) = &token {
