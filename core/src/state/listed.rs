@@ -3,6 +3,7 @@
 //! A list endpoint stores each element's JSON in its index entry and answers by
 //! joining the stored bytes: `{"<field>":[e1,e2,..]}`.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde::Serialize;
@@ -33,6 +34,8 @@ pub struct ListedContract {
     pub payload: serde_json::Value,
     /// Its rendering as a list element.
     pub json: Vec<u8>,
+    /// The synchronizer it was created on (or first assigned to).
+    pub synchronizer_id: String,
     /// Whether it is still active; else the update being applied archived it.
     pub active: bool,
 }
@@ -51,7 +54,13 @@ impl ListedContract {
         };
         let json = serde_json::to_vec(&listed)
             .map_err(|e| Error::Internal(alloc::format!("rendering contract {contract_id} as a list element: {e}")))?;
-        Ok(ListedContract { created_at: creation.created_at, payload: creation.payload.clone(), json, active })
+        Ok(ListedContract {
+            created_at: creation.created_at,
+            payload: creation.payload.clone(),
+            json,
+            synchronizer_id: creation.synchronizer_id.clone(),
+            active,
+        })
     }
 
     /// `contract_id` as the batch sees it: active, or archived by the update being

@@ -40,7 +40,7 @@ use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
 use crate::storage::store::Store;
 
-use super::listed::{ListedContract, read_record};
+use super::listed::ListedContract;
 
 /// The kinds of contract kept in `A`, one per template; its byte is the key's second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -247,10 +247,7 @@ async fn sync<S: Store>(
     contract_id: &str,
     archived: &Archived<'_>,
 ) -> Result<(), Error> {
-    let Some(record) = read_record(stage, contract_id, archived).await? else {
-        return Ok(());
-    };
-    let Some(listed) = ListedContract::of(contract_id, &record)? else {
+    let Some(listed) = ListedContract::read(stage, contract_id, archived).await? else {
         return Ok(());
     };
     let created_at = listed.created_at.micros();
@@ -262,10 +259,9 @@ async fn sync<S: Store>(
             keys.push(index_key(*index, &texts, created_at, contract_id));
         }
     }
-    let created_on = record.created.as_ref().map_or("", |c| c.synchronizer_id.as_str());
-    let entry = read::Entry::encode(created_on, &listed.json);
+    let entry = read::Entry::encode(&listed.synchronizer_id, &listed.json);
     for key in keys {
-        if record.is_active() {
+        if listed.active {
             stage.put(key, entry.clone());
         } else {
             stage.delete(key);
