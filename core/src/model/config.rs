@@ -14,6 +14,7 @@
 //! | `LEDGER_NODE_JWT_MAX_TTL_HOURS` | the furthest ahead a wallet token's `exp` may be, whole hours, at least 1 | 24 |
 //! | `LEDGER_NODE_SNAPSHOT_PERIOD_HOURS` | snapshot cadence, 1 to 24 hours | 3 |
 //! | `LEDGER_NODE_NAMES_ROOT` / `LEDGER_NODE_NAMES_COIN` | template naming; the coin also spells the price votes path and field and the coin rules context key ([`crate::model::names`]) | `Platform` / `Coin` |
+//! | `LEDGER_NODE_NAMES_ANS` | the name service's acronym: the names of the entries derived from the DSO rules end in `.<acronym>` in lower case ([`crate::api::scan::lookups`]) | `ans` |
 //! | `LEDGER_NODE_ALLOW_RESET` | whether `POST /v0/admin/reset` may wipe the node | `false` |
 
 use alloc::string::{String, ToString};
@@ -37,6 +38,10 @@ pub const SNAPSHOT_PERIOD_HOURS: &str = "LEDGER_NODE_SNAPSHOT_PERIOD_HOURS";
 pub const NAMES_ROOT: &str = "LEDGER_NODE_NAMES_ROOT";
 /// Currency word of template names.
 pub const NAMES_COIN: &str = "LEDGER_NODE_NAMES_COIN";
+/// The name service's acronym, in the names of the ANS entries of the DSO and the SVs.
+pub const NAMES_ANS: &str = "LEDGER_NODE_NAMES_ANS";
+/// The name service's acronym when [`NAMES_ANS`] is unset.
+pub const DEFAULT_ANS: &str = "ans";
 /// The module root of template names when [`NAMES_ROOT`] is unset.
 pub const DEFAULT_ROOT: &str = "Platform";
 /// The currency word when [`NAMES_COIN`] is unset.
@@ -46,7 +51,7 @@ pub const DEFAULT_COIN: &str = "Coin";
 pub const ALLOW_RESET: &str = "LEDGER_NODE_ALLOW_RESET";
 
 /// Every configuration name the node reads.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 10] = [
     ADMIN_TOKEN,
     JWT_HS256_SECRET,
     JWT_JWKS,
@@ -55,6 +60,7 @@ pub const NAMES: [&str; 9] = [
     SNAPSHOT_PERIOD_HOURS,
     NAMES_ROOT,
     NAMES_COIN,
+    NAMES_ANS,
     ALLOW_RESET,
 ];
 
@@ -76,6 +82,9 @@ pub struct Config {
     pub snapshot_period_hours: u32,
     /// Template naming.
     pub names: Names,
+    /// The name service's acronym, in lower case (`ans` by default; `cns` on the
+    /// network whose name service is the CNS).
+    pub ans_acronym: String,
     /// Whether the reset endpoint may wipe the node.
     pub allow_reset: bool,
 }
@@ -91,6 +100,7 @@ impl fmt::Debug for Config {
             .field("jwt_max_ttl_hours", &self.jwt_max_ttl_hours)
             .field("snapshot_period_hours", &self.snapshot_period_hours)
             .field("names", &self.names)
+            .field("ans_acronym", &self.ans_acronym)
             .field("allow_reset", &self.allow_reset)
             .finish()
     }
@@ -131,6 +141,7 @@ impl Default for Config {
             jwt_max_ttl_hours: 24,
             snapshot_period_hours: 3,
             names: Names { root: DEFAULT_ROOT.into(), coin: DEFAULT_COIN.into() },
+            ans_acronym: DEFAULT_ANS.into(),
             allow_reset: false,
         }
     }
@@ -195,6 +206,15 @@ impl Config {
                 *slot = value;
             }
         }
+        if let Some(acronym) = lookup(NAMES_ANS) {
+            if acronym.is_empty() || !acronym.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(ConfigError {
+                    name: NAMES_ANS,
+                    problem: alloc::format!("must be letters and digits (an acronym such as ANS), not {acronym:?}"),
+                });
+            }
+            config.ans_acronym = acronym.to_ascii_lowercase();
+        }
         if let Some(flag) = lookup(ALLOW_RESET) {
             config.allow_reset = match flag.trim() {
                 "true" | "1" => true,
@@ -240,8 +260,10 @@ mod tests {
             (JWT_JWKS, r#"{"keys":[]}"#),
             (ALLOW_RESET, "true"),
             (JWT_MAX_TTL_HOURS, "168"),
+            (NAMES_ANS, "CNS"),
         ])
         .unwrap();
+        assert_eq!(c.ans_acronym, "cns");
         assert_eq!(c.jwt_max_ttl_hours, 168);
         assert_eq!(c.admin_token.as_deref(), Some("t"));
         assert_eq!(c.snapshot_period_hours, 6);
@@ -257,6 +279,8 @@ mod tests {
             (SNAPSHOT_PERIOD_HOURS, "25"),
             (NAMES_ROOT, "Platform.Sub"),
             (NAMES_COIN, ""),
+            (NAMES_ANS, ""),
+            (NAMES_ANS, "a.ns"),
             (ADMIN_TOKEN, ""),
             (JWT_JWKS, "not json"),
             (JWT_JWKS, "{}"),

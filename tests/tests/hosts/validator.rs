@@ -23,7 +23,7 @@ use super::scenario::{ADMIN_TOKEN, Outgoing, Target};
 
 /// The network's names.
 pub fn network_names() -> Vec<(String, String)> {
-    [("LEDGER_NODE_NAMES_ROOT", "Splice"), ("LEDGER_NODE_NAMES_COIN", "Amulet")]
+    [("LEDGER_NODE_NAMES_ROOT", "Splice"), ("LEDGER_NODE_NAMES_COIN", "Amulet"), ("LEDGER_NODE_NAMES_ANS", "CNS")]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect()
@@ -138,9 +138,27 @@ pub fn a_validator_starts_and_runs_its_triggers_against_the_node(target: &mut dy
     let users: Vec<String> = {
         let entries = ok(target, "GET", &format!("{scan}/ans-entries?page_size=10"), None);
         let entries = entries["entries"].as_array().expect("entries").clone();
-        assert_eq!(entries.len(), 2, "{entries:?}");
-        entries.iter().map(|e| e["user"].as_str().expect("a user").to_owned()).collect()
+        // The two entries on the ledger, then the DSO's and the four SVs' from the DSO rules.
+        let names: Vec<&str> = entries.iter().map(|e| e["name"].as_str().expect("a name")).collect();
+        assert_eq!(names[2..], ["dso.cns", "sv1.sv.cns", "sv2.sv.cns", "sv3.sv.cns", "sv4.sv.cns"], "{entries:?}");
+        assert!(entries[2..].iter().all(|e| e.get("contract_id").is_none() && e["url"] == json!("")));
+        assert_eq!(entries[2]["user"], json!(dso));
+        entries[..2].iter().map(|e| e["user"].as_str().expect("a user").to_owned()).collect()
     };
+    let sv = ok(target, "GET", &format!("{scan}/ans-entries/by-name/sv2.sv.cns"), None);
+    assert_eq!(
+        ok(
+            target,
+            "GET",
+            &format!("{scan}/ans-entries/by-party/{}", sv["entry"]["user"].as_str().expect("a user")),
+            None
+        ),
+        sv
+    );
+    let page = ok(target, "GET", &format!("{scan}/ans-entries?page_size=3&name_prefix=sv"), None);
+    let names: Vec<&str> =
+        page["entries"].as_array().expect("entries").iter().map(|e| e["name"].as_str().expect("a name")).collect();
+    assert_eq!(names, ["sv1.sv.cns", "sv2.sv.cns", "sv3.sv.cns"]);
     let preapproval = ok(target, "GET", &format!("{scan}/transfer-preapprovals/by-party/{}", users[0]), None);
     assert_eq!(preapproval["transfer_preapproval"]["contract"]["payload"]["receiver"], json!(users[0]));
     let (status, missing) = send(target, "GET", &format!("{scan}/transfer-preapprovals/by-party/{}", users[1]), None);

@@ -12,9 +12,16 @@
 //!   order from `name_prefix`, at most `page_size` (1 to [`MAX_PAGE`]; a scan of that
 //!   many keys, expired ones left out of it); by party, the first of the party's entries
 //!   in name order; by name, the latest of that name. None is a 404
-//!   (`No ans entry found for party: p`, `… for name: n`). (The network also answers
-//!   entries it derives from the DSO rules for the DSO and the SVs; the node answers
-//!   the entries on the ledger.)
+//!   (`No ans entry found for party: p`, `… for name: n`).
+//! - Besides the entries on the ledger, the DSO and each SV have an entry derived from
+//!   the active DSO rules, as the network's `DsoAnsResolver.scala` makes them: the
+//!   DSO's is named `dso.<acronym>`, an SV's `<its name in lower case>.sv.<acronym>`
+//!   (the acronym is `LEDGER_NODE_NAMES_ANS` in lower case), with an empty `url` and
+//!   `description` and without `contract_id` or `expires_at`. A lookup by party or by
+//!   name answers the derived entry first; while no DSO rules are active it is a 404
+//!   (`No DsoRules contract found`). The list appends the derived entries whose names
+//!   start with `name_prefix` (the DSO's first, then the SVs' in the order of the rules'
+//!   `svs`) to the entries on the ledger, as many as fit in `page_size`.
 //! - validator licenses come newest first (then by contract id, highest first), `limit`
 //!   (1 to [`MAX_PAGE`], 1000 by default) a page; `next_page_token`, when there are
 //!   more, is passed back as `after`. It counts the creation time of the page's last
@@ -22,6 +29,7 @@
 //!   microsecond were answered: the next page is one scan that passes over those.
 
 use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde_json::{Value, json};
@@ -35,6 +43,7 @@ use crate::state::scan::read::{self, Entry};
 use crate::state::scan::{Index, Kind, ScanTemplates, index_prefix};
 use crate::storage::store::Store;
 
+use super::rules::map_entries;
 use super::{array, object};
 
 /// Largest `page_size` of the ANS entries and `limit` of the validator licenses.
@@ -167,6 +176,41 @@ fn ans_entry(entry: &Entry, now: Timestamp) -> Result<Option<Value>, Error> {
     Ok(Some(out))
 }
 
+/// The ANS entries derived from the active DSO rules, as (user, name): the DSO's, then
+/// each SV's in the order of the rules' `svs`; `None` while no DSO rules are active.
+async fn dso_entries<S: Store>(store: &S, acronym: &str) -> Result<Option<Vec<(String, String)>>, Error> {
+    let Some(rules) = read::latest(store, Kind::DsoRules).await? else { return Ok(None) };
+    let payload = rules.payload()?;
+    let unreadable = |what: &str| Error::Internal(format!("DSO rules {}: {what}", rules.contract_id));
+    let dso = payload.get("dso").and_then(Value::as_str).ok_or_else(|| unreadable("no dso party"))?;
+    let mut entries = alloc::vec![(String::from(dso), format!("dso.{acronym}"))];
+    for (sv, info) in map_entries(payload.get("svs")) {
+        let name = info.get("name").and_then(Value::as_str).ok_or_else(|| unreadable("an SV without a name"))?;
+        entries.push((String::from(sv), format!("{}.sv.{acronym}", name.to_lowercase())));
+    }
+    Ok(Some(entries))
+}
+
+/// Whether `name` has the form the network resolves to an SV's derived entry:
+/// letters, digits, `_` or `-`, then `.sv.<acronym>`.
+fn is_sv_entry_name(name: &str, acronym: &str) -> bool {
+    let suffix = format!(".sv.{acronym}");
+    name.strip_suffix(suffix.as_str())
+        .is_some_and(|head| !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+}
+
+/// A derived entry as the network answers it: no contract, no expiry.
+fn dso_entry((user, name): &(String, String)) -> Value {
+    json!({ "user": user, "name": name, "url": "", "description": "" })
+}
+
+/// The derived entries, or the 404 the network answers while no DSO rules are active.
+async fn dso_entries_or_404<S: Store>(store: &S, env: &Env<'_>) -> Result<Vec<(String, String)>, Error> {
+    dso_entries(store, &env.config.ans_acronym)
+        .await?
+        .ok_or_else(|| Error::NotFound(String::from("No DsoRules contract found")))
+}
+
 /// `GET /v0/ans-entries?name_prefix=&page_size=`.
 pub async fn ans_entries<S: Store>(store: &S, env: &Env<'_>, query: &str) -> Result<Response, Error> {
     let page_size = page_param(query, "page_size")?
@@ -178,11 +222,21 @@ pub async fn ans_entries<S: Store>(store: &S, env: &Env<'_>, query: &str) -> Res
     for entry in read::range(store, Index::AnsEntryByName, start, page_size).await? {
         entries.extend(ans_entry(&entry, env.now)?);
     }
+    let room = page_size as usize - entries.len();
+    if room > 0 {
+        let derived = dso_entries(store, &env.config.ans_acronym).await?.unwrap_or_default();
+        let matching = derived.iter().filter(|(_, name)| name.starts_with(name_prefix.as_str()));
+        entries.extend(matching.take(room).map(dso_entry));
+    }
     Ok(Response::ok(&json!({ "entries": entries })))
 }
 
 /// `GET /v0/ans-entries/by-party/{party}`.
 pub async fn ans_entry_by_party<S: Store>(store: &S, env: &Env<'_>, party: PartyId) -> Result<Response, Error> {
+    let derived = dso_entries_or_404(store, env).await?;
+    if let Some(found) = derived.iter().find(|(user, _)| user.as_str() == &*party) {
+        return Ok(Response::ok(&json!({ "entry": dso_entry(found) })));
+    }
     let start = index_prefix(Index::AnsEntryByUser, &[&party]);
     for entry in read::range(store, Index::AnsEntryByUser, start, MAX_ENTRIES_PER_PARTY).await? {
         if let Some(found) = ans_entry(&entry, env.now)? {
@@ -194,6 +248,13 @@ pub async fn ans_entry_by_party<S: Store>(store: &S, env: &Env<'_>, party: Party
 
 /// `GET /v0/ans-entries/by-name/{name}`.
 pub async fn ans_entry_by_name<S: Store>(store: &S, env: &Env<'_>, name: EntryName) -> Result<Response, Error> {
+    let derived = dso_entries_or_404(store, env).await?;
+    let resolvable = |(index, (_, derived_name)): &(usize, &(String, String))| {
+        derived_name.as_str() == &*name && (*index == 0 || is_sv_entry_name(&name, &env.config.ans_acronym))
+    };
+    if let Some((_, found)) = derived.iter().enumerate().find(resolvable) {
+        return Ok(Response::ok(&json!({ "entry": dso_entry(found) })));
+    }
     let found = match read::lookup(store, Index::AnsEntryByName, &[&name]).await? {
         Some(entry) => ans_entry(&entry, env.now)?,
         None => None,
@@ -205,6 +266,14 @@ pub async fn ans_entry_by_name<S: Store>(store: &S, env: &Env<'_>, name: EntryNa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_names_of_the_network_s_form_resolve_to_an_sv_s_entry() {
+        assert!(is_sv_entry_name("digital-asset_2.sv.cns", "cns"));
+        assert!(!is_sv_entry_name("global synchronizer.sv.cns", "cns"));
+        assert!(!is_sv_entry_name(".sv.cns", "cns"));
+        assert!(!is_sv_entry_name("sv1.sv.ans", "cns"));
+    }
 
     #[test]
     fn page_parameters_are_integers_within_bounds_and_named_when_not() {

@@ -16,8 +16,8 @@
 //! | `GET /v0/featured-apps/{provider_party_id}` | [`lookups`] | 1 scan (limit 1) in the party's prefix |
 //! | `GET /v0/featured-apps` | [`lookups`] | 1 scan |
 //! | `GET /v0/transfer-command-counter/{party}` | [`lookups`] | 1 scan (limit 1) in the party's prefix, 1 for the state |
-//! | `GET /v0/ans-entries` | [`lookups`] | 1 scan (limit `page_size`) in the name prefix's range |
-//! | `GET /v0/ans-entries/by-party/{party}`, `/by-name/{name}` | [`lookups`] | 1 scan in the key's prefix |
+//! | `GET /v0/ans-entries` | [`lookups`] | 1 scan (limit `page_size`) in the name prefix's range; 1 more (limit 1) for the DSO rules when the page has room |
+//! | `GET /v0/ans-entries/by-party/{party}`, `/by-name/{name}` | [`lookups`] | 1 scan (limit 1) for the DSO rules, 1 in the key's prefix |
 //! | `GET /v0/unclaimed-development-fund-coupons` | [`lookups`] | 1 scan, 1 per coupon for its state |
 //! | `GET /v0/admin/sv/voterequests` | [`lookups`] | 1 scan |
 //! | `GET /v0/admin/validator/licenses` | [`lookups`] | 1 scan (limit `limit` + 1) |
