@@ -39,8 +39,8 @@
 //! | `Q` | `Q` round | empty | ingest: rounds with both creations held | scan | immutable |
 //! | `D` | `D` round contract_id | the contract as listed | ingest: active closed rounds | scan | mutable |
 //! | `V` | `V` sv created_at contract_id | the contract as listed | ingest: active price votes ([`crate::state::votes`]) | scan | mutable |
-//! | `A` | `A` kind created_at contract_id | the synchronizer it was created on, the contract as listed | ingest: active contracts of the templates a validator and a wallet read ([`crate::state::scan`]) |
-//! | `F` | `F` index key created_at contract_id | as under `A` | ingest: the same contracts by a party or name of their payload ([`crate::state::scan`]) |
+//! | `A` | `A` kind created_at contract_id | the synchronizer it was created on, the contract as listed | ingest: active contracts of the templates a validator and a wallet read ([`crate::state::scan`]) | within kind | mutable |
+//! | `F` | `F` index key created_at contract_id | as under `A` | ingest: the same contracts by a party or name of their payload ([`crate::state::scan`]) | within index | mutable |
 //! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) | within migration | mutable |
 //! | `N` | `N` migration | record time range | ingest: non-import updates | scan | mutable |
 //! | `I` | `I` migration update_id | update id | ingest: import updates | scan | immutable |
