@@ -864,7 +864,7 @@ fn the_answers_about_a_demo_history_match_the_document() {
 /// validator's wallet API of `hyperledger-labs/splice`. (The validator's probes are
 /// `isLive` and `isReady` too, in its own document; in this one, which has both apps,
 /// the scan's keep them and the validator's are `isLiveAtValidator`, `isReadyAtValidator`.)
-const NETWORK_IDS: [(&str, &str, &str); 41] = [
+const NETWORK_IDS: [(&str, &str, &str); 42] = [
     ("GET", "/api/scan/version", "getVersion"),
     ("GET", "/api/scan/livez", "isLive"),
     ("GET", "/api/scan/readyz", "isReady"),
@@ -914,6 +914,7 @@ const NETWORK_IDS: [(&str, &str, &str); 41] = [
     ("GET", "/api/scan/v0/featured-apps", "listFeaturedAppRights"),
     ("GET", "/api/scan/v0/featured-apps/{provider_party_id}", "lookupFeaturedAppRight"),
     ("GET", "/api/scan/v0/transfer-command-counter/{party}", "lookupTransferCommandCounterByParty"),
+    ("GET", "/api/scan/v0/transfer-command/status", "lookupTransferCommandStatus"),
     ("GET", "/api/scan/v0/ans-entries", "listAnsEntries"),
     ("GET", "/api/scan/v0/ans-entries/by-party/{party}", "lookupAnsEntryByParty"),
     ("GET", "/api/scan/v0/ans-entries/by-name/{name}", "lookupAnsEntryByName"),
