@@ -28,6 +28,7 @@ use crate::model::value::PathError;
 use crate::state::ledger::{self, Outcome, StoredUpdate};
 use crate::state::network::{self, Backfill, KnownSynchronizers, RollForwardLsu, Topology, WalletUser};
 use crate::state::projection::Projection;
+use crate::state::scan::transfer_commands::TransferCommands;
 use crate::state::scan::{ScanState, ScanTemplates};
 use crate::state::wallet::outcome::LedgerOutcomes;
 use crate::state::{Migrations, PriceVotes, Rounds};
@@ -197,6 +198,7 @@ pub fn projections<'n>(names: &'n TemplateNames, scan: &'n ScanTemplates) -> imp
         .then(Rounds::new(names))
         .then(PriceVotes::new(names))
         .then(ScanState::new(scan))
+        .then(TransferCommands::new(scan))
 }
 
 /// Applies one ingest batch atomically and says what changed.

@@ -19,7 +19,9 @@
 //!      (its sequencer, mediator and scan), a `ValidatorLicense` per validator, a
 //!      `FeaturedAppRight`, two `TransferPreapproval`s, the external party's
 //!      `TransferCommandCounter`, two `AnsEntry`s, two
-//!      `UnclaimedDevelopmentFundCoupon`s and a `VoteRequest`;
+//!      `UnclaimedDevelopmentFundCoupon`s and a `VoteRequest`, and the external
+//!      party's `TransferCommand`s (created through `ExternalPartyCoinRules`; one
+//!      pending, the others sent, failed, withdrawn or expired in the same transaction);
 //!    - every 10 simulated minutes the round automation runs: the oldest
 //!      `OpenMiningRound` is archived and a new one created with the archived round's
 //!      `IssuingMiningRound`, an earlier round becomes a `ClosedMiningRound` (its

@@ -256,5 +256,32 @@ fn the_scan_reads_of_a_validator_and_a_wallet_cost_a_fixed_number_of_store_reads
         assert_eq!(calls, scans(2), "preapproval of {user}");
         let (request, _) = get("/v0/admin/validator/licenses?limit=1");
         assert!(request["next_page_token"].is_i64(), "{request}");
+        // Transfer commands: one scan of the sender and nonce's prefix, archived ones
+        // with their status.
+        let sender = transfer_command_sender(updates);
+        for nonce in 0..4 {
+            let (commands, calls) = get(&format!("/v0/transfer-command/status?sender={sender}&nonce={nonce}"));
+            assert!(commands["transfer_commands_by_contract_id"].as_object().is_some_and(|m| !m.is_empty()));
+            assert_eq!(calls, scans(1), "transfer commands of {sender} with nonce {nonce}");
+        }
     }
+}
+
+/// The sender of the transfer commands of the demo history of `updates` updates.
+fn transfer_command_sender(updates: usize) -> String {
+    let (history, _) = demo(updates);
+    let text = String::from_utf8(history).expect("UTF-8");
+    let line = text.lines().find(|line| line.contains(":TransferCommand\"")).expect("a transfer command");
+    let record: serde_json::Value = serde_json::from_str(line).expect("a JSON record");
+    let events = record["update"]["events_by_id"].as_object().expect("events");
+    let command = events
+        .values()
+        .find(|e| {
+            e["event_type"] == "created_event"
+                && e["template_id"].as_str().is_some_and(|t| t.ends_with(":TransferCommand"))
+        })
+        .expect("a transfer command's creation");
+    let fields = command["create_arguments"]["record"]["fields"].as_array().expect("fields");
+    let sender = fields.iter().find(|f| f["label"] == "sender").expect("a sender");
+    sender["value"]["party"].as_str().expect("a party").to_owned()
 }

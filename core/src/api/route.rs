@@ -43,6 +43,7 @@
 //! | GET | `/v0/featured-apps` | [`ScanRoute::FeaturedApps`] | `/api/scan` |
 //! | GET | `/v0/featured-apps/{provider_party_id}` | [`ScanRoute::FeaturedApp`] | `/api/scan` |
 //! | GET | `/v0/transfer-command-counter/{party}` | [`ScanRoute::TransferCommandCounter`] | `/api/scan` |
+//! | GET | `/v0/transfer-command/status` | [`ScanRoute::TransferCommandStatus`] | `/api/scan` |
 //! | GET | `/v0/ans-entries` | [`ScanRoute::AnsEntries`] | `/api/scan` |
 //! | GET | `/v0/ans-entries/by-party/{party}` | [`ScanRoute::AnsEntryByParty`] | `/api/scan` |
 //! | GET | `/v0/ans-entries/by-name/{name}` | [`ScanRoute::AnsEntryByName`] | `/api/scan` |
@@ -448,6 +449,8 @@ pub enum ScanRoute {
         /// The sender.
         party: PathParam<PartyId>,
     },
+    /// `GET /v0/transfer-command/status?sender=&nonce=`
+    TransferCommandStatus,
     /// `GET /v0/ans-entries`
     AnsEntries,
     /// `GET /v0/ans-entries/by-party/{party}`
@@ -492,6 +495,7 @@ impl ScanRoute {
                 (FeaturedApp { provider_party_id: PartyId::from_path(raw, "provider_party_id") }, "GET")
             }
             ["v0", "transfer-command-counter", raw] => (TransferCommandCounter { party: party(raw) }, "GET"),
+            ["v0", "transfer-command", "status"] => (TransferCommandStatus, "GET"),
             ["v0", "ans-entries"] => (AnsEntries, "GET"),
             ["v0", "ans-entries", "by-party", raw] => (AnsEntryByParty { party: party(raw) }, "GET"),
             ["v0", "ans-entries", "by-name", raw] => {
@@ -559,7 +563,7 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route); 51] {
+    fn every_route() -> [(Method, &'static str, Route); 52] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice };
         [
             (Get, "/version", Route::Version),
@@ -631,6 +635,7 @@ mod tests {
                 "/v0/transfer-command-counter/p::2",
                 Route::Scan(ScanRoute::TransferCommandCounter { party: scan_party("party", "p::2") }),
             ),
+            (Get, "/v0/transfer-command/status", Route::Scan(ScanRoute::TransferCommandStatus)),
             (Get, "/v0/ans-entries", Route::Scan(ScanRoute::AnsEntries)),
             (
                 Get,

@@ -41,6 +41,7 @@
 //! | `V` | `V` sv created_at contract_id | the contract as listed | ingest: active price votes ([`crate::state::votes`]) | scan | mutable |
 //! | `A` | `A` kind created_at contract_id | the synchronizer it was created on, the contract as listed | ingest: active contracts of the templates a validator and a wallet read ([`crate::state::scan`]) | within kind | mutable |
 //! | `F` | `F` index key created_at contract_id | as under `A` | ingest: the same contracts by a party or name of their payload ([`crate::state::scan`]) | within index | mutable |
+//! | `0x74` | `0x74` sender nonce created_at contract_id | the contract as listed and its status (JSON) | ingest: transfer commands, created or archived ([`crate::state::scan::transfer_commands`]) | within sender nonce | mutable |
 //! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) | within migration | mutable |
 //! | `N` | `N` migration | record time range | ingest: non-import updates | scan | mutable |
 //! | `I` | `I` migration update_id | update id | ingest: import updates | scan | immutable |
@@ -92,6 +93,8 @@ pub const PRICE_VOTE: u8 = b'V';
 pub const SCAN_CONTRACT: u8 = b'A';
 /// Those contracts by a party or name of their payload.
 pub const SCAN_LOOKUP: u8 = b'F';
+/// Transfer commands and their statuses, by sender and nonce (`t`: every capital is taken).
+pub const TRANSFER_COMMAND: u8 = b't';
 /// Record time range per migration and synchronizer.
 pub const SYNCHRONIZER_RANGE: u8 = b'M';
 /// Record time range per migration.
@@ -220,6 +223,7 @@ pub const TABLES: &[Table] = {
         table(PRICE_VOTE, "active price votes", Scan, false),
         table(SCAN_CONTRACT, "contracts a validator and a wallet read", ScanWithin { prefix: &[Byte] }, false),
         table(SCAN_LOOKUP, "those contracts by party or name", ScanWithin { prefix: &[Byte] }, false),
+        table(TRANSFER_COMMAND, "transfer commands by sender and nonce", ScanWithin { prefix: &[Str, I64] }, false),
         table(SYNCHRONIZER_RANGE, "record time ranges per synchronizer", ScanWithin { prefix: &[I64] }, false),
         table(MIGRATION_RANGE, "record time ranges per migration", Scan, false),
         table(IMPORT_UPDATE, "import updates", Scan, true),

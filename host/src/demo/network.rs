@@ -61,6 +61,7 @@ pub(super) enum Template {
     IssuingMiningRound,
     ExternalPartyCoinRules,
     TransferCommandCounter,
+    TransferCommand,
     TransferPreapproval,
     FeaturedAppRight,
     UnclaimedDevelopmentFundCoupon,
@@ -72,7 +73,7 @@ pub(super) enum Template {
 }
 
 impl Template {
-    const ALL: [Template; 21] = [
+    const ALL: [Template; 22] = [
         Template::DsoRules,
         Template::Confirmation,
         Template::CoinPriceVote,
@@ -86,6 +87,7 @@ impl Template {
         Template::IssuingMiningRound,
         Template::ExternalPartyCoinRules,
         Template::TransferCommandCounter,
+        Template::TransferCommand,
         Template::TransferPreapproval,
         Template::FeaturedAppRight,
         Template::UnclaimedDevelopmentFundCoupon,
@@ -111,6 +113,7 @@ impl Template {
             Template::IssuingMiningRound => "Platform.Round:IssuingMiningRound",
             Template::ExternalPartyCoinRules => "Platform.ExternalPartyCoinRules:ExternalPartyCoinRules",
             Template::TransferCommandCounter => "Platform.ExternalPartyCoinRules:TransferCommandCounter",
+            Template::TransferCommand => "Platform.ExternalPartyCoinRules:TransferCommand",
             Template::TransferPreapproval => "Platform.CoinRules:TransferPreapproval",
             Template::FeaturedAppRight => "Platform.Coin:FeaturedAppRight",
             Template::UnclaimedDevelopmentFundCoupon => "Platform.Coin:UnclaimedDevelopmentFundCoupon",

@@ -752,6 +752,7 @@ fn the_answers_about_a_demo_history_match_the_document() {
     let mut updates = Vec::new();
     let mut hosting = Vec::new();
     let mut instructions = Vec::new();
+    let mut transfer_commands = BTreeSet::new();
     for line in String::from_utf8(ndjson).expect("UTF-8").lines() {
         let record: Value = serde_json::from_str(line).expect("a JSON record");
         if let Some(update) = record.get("update") {
@@ -759,6 +760,14 @@ fn the_answers_about_a_demo_history_match_the_document() {
             for event in update["events_by_id"].as_object().into_iter().flat_map(|e| e.values()) {
                 if event["template_id"].as_str().is_some_and(|t| t.ends_with(":CoinTransferInstruction")) {
                     instructions.push(event["contract_id"].as_str().expect("a contract id").to_owned());
+                }
+                if event["template_id"].as_str().is_some_and(|t| t.ends_with(":TransferCommand"))
+                    && event["event_type"] == "created_event"
+                {
+                    let fields = event["create_arguments"]["record"]["fields"].as_array().expect("fields");
+                    let value = |label: &str| &fields.iter().find(|f| f["label"] == label).expect(label)["value"];
+                    let sender = value("sender")["party"].as_str().expect("a sender").to_owned();
+                    transfer_commands.insert((sender, value("nonce")["int64"].as_str().expect("a nonce").to_owned()));
                 }
             }
         } else if let Some(topology) = record.get("topology") {
@@ -843,6 +852,11 @@ fn the_answers_about_a_demo_history_match_the_document() {
     ] {
         assert_eq!(judged(&mut core, "POST", path, Some(body)).0, 200, "{path}");
     }
+    assert!(transfer_commands.len() >= 4, "{transfer_commands:?}");
+    for (sender, nonce) in &transfer_commands {
+        let target = format!("/v0/transfer-command/status?sender={}&nonce={nonce}", segment(sender));
+        assert_eq!(judged(&mut core, "GET", &target, None).0, 200, "{target}");
+    }
     let mut contexts = BTreeMap::new();
     for id in &instructions {
         for choice in ["reject", "withdraw", "accept"] {
@@ -864,7 +878,7 @@ fn the_answers_about_a_demo_history_match_the_document() {
 /// validator's wallet API of `hyperledger-labs/splice`. (The validator's probes are
 /// `isLive` and `isReady` too, in its own document; in this one, which has both apps,
 /// the scan's keep them and the validator's are `isLiveAtValidator`, `isReadyAtValidator`.)
-const NETWORK_IDS: [(&str, &str, &str); 41] = [
+const NETWORK_IDS: [(&str, &str, &str); 42] = [
     ("GET", "/api/scan/version", "getVersion"),
     ("GET", "/api/scan/livez", "isLive"),
     ("GET", "/api/scan/readyz", "isReady"),
@@ -914,6 +928,7 @@ const NETWORK_IDS: [(&str, &str, &str); 41] = [
     ("GET", "/api/scan/v0/featured-apps", "listFeaturedAppRights"),
     ("GET", "/api/scan/v0/featured-apps/{provider_party_id}", "lookupFeaturedAppRight"),
     ("GET", "/api/scan/v0/transfer-command-counter/{party}", "lookupTransferCommandCounterByParty"),
+    ("GET", "/api/scan/v0/transfer-command/status", "lookupTransferCommandStatus"),
     ("GET", "/api/scan/v0/ans-entries", "listAnsEntries"),
     ("GET", "/api/scan/v0/ans-entries/by-party/{party}", "lookupAnsEntryByParty"),
     ("GET", "/api/scan/v0/ans-entries/by-name/{name}", "lookupAnsEntryByName"),

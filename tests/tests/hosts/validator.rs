@@ -13,7 +13,9 @@
 //! with the one it holds (vetting packages); then its automation and its wallet poll
 //! the open and issuing rounds (again with the ids it holds, as its cache does), read
 //! the DSO's rules, look up preapprovals and featured app rights, list vote requests,
-//! and read the external party coin rules, the ANS rules and ANS entries. Every answer is also judged by the node's OpenAPI document as a
+//! and read the external party coin rules, the ANS rules and ANS entries; and the
+//! external party's transfer flow reads its transfer command counter and polls the
+//! status of its transfer commands. Every answer is also judged by the node's OpenAPI document as a
 //! node with those names serves it.
 
 use serde_json::{Value, json};
@@ -55,14 +57,16 @@ fn ok(target: &mut dyn Target, method: &str, path: &str, body: Option<Value>) ->
     json
 }
 
-/// Ingests a demo history spelled with the network's names.
-fn ingest_demo(target: &mut dyn Target) {
+/// Ingests a demo history spelled with the network's names; the external party that
+/// sends its transfer commands.
+fn ingest_demo(target: &mut dyn Target) -> String {
     let options = ledger_node::demo::Options {
         names: ledger_node_core::model::config::Names { root: "Splice".into(), coin: "Amulet".into() },
         ..ledger_node::demo::Options::new(400, 7)
     };
     let mut history = Vec::new();
     ledger_node::demo::write(&options, &mut history).expect("a demo history");
+    let sender = transfer_command_sender(&history);
     let outgoing = Outgoing {
         method: "POST".into(),
         target: "/v0/admin/ingest".into(),
@@ -71,6 +75,24 @@ fn ingest_demo(target: &mut dyn Target) {
     };
     let received = target.send(&outgoing);
     assert_eq!(received.status, 200, "{}: ingest: {}", target.name(), String::from_utf8_lossy(&received.body));
+    sender
+}
+
+/// The sender of the transfer commands created in `history`.
+fn transfer_command_sender(history: &[u8]) -> String {
+    let text = std::str::from_utf8(history).expect("UTF-8");
+    for line in text.lines().filter(|line| line.contains(":TransferCommand\"")) {
+        let record: Value = serde_json::from_str(line).expect("a JSON record");
+        let events = record["update"]["events_by_id"].as_object().into_iter().flat_map(|e| e.values());
+        for event in events.filter(|e| e["event_type"] == "created_event") {
+            if event["template_id"].as_str().is_some_and(|t| t.ends_with(":TransferCommand")) {
+                let fields = event["create_arguments"]["record"]["fields"].as_array().expect("fields");
+                let sender = fields.iter().find(|f| f["label"] == "sender").expect("a sender");
+                return sender["value"]["party"].as_str().expect("a party").to_owned();
+            }
+        }
+    }
+    panic!("the demo history has no transfer command")
 }
 
 /// The contract id of a `MaybeCachedContractWithState`'s contract.
@@ -82,7 +104,7 @@ fn contract_id(update: &Value) -> &str {
 /// [`network_names`] (emptied first).
 pub fn a_validator_starts_and_runs_its_triggers_against_the_node(target: &mut dyn Target) {
     target.reset();
-    ingest_demo(target);
+    let external_party = ingest_demo(target);
     let scan = "/api/scan/v0";
 
     // Start-up.
@@ -206,6 +228,42 @@ pub fn a_validator_starts_and_runs_its_triggers_against_the_node(target: &mut dy
     let entry = ok(target, "GET", &format!("{scan}/ans-entries/by-party/{}", users[0]), None);
     let name = entry["entry"]["name"].as_str().expect("a name").to_owned();
     assert_eq!(ok(target, "GET", &format!("{scan}/ans-entries/by-name/{name}"), None), entry);
+
+    // The external party's transfer flow: its counter's next nonce, then the status of
+    // the transfer commands it sent with each nonce.
+    let counter = ok(target, "GET", &format!("{scan}/transfer-command-counter/{external_party}"), None);
+    let next = counter["transfer_command_counter"]["contract"]["payload"]["nextNonce"].as_str().map(str::to_owned);
+    assert_eq!(next.as_deref(), Some("3"), "{counter}");
+    let statuses = |target: &mut dyn Target, nonce: u32| -> Vec<Value> {
+        let path = format!("{scan}/transfer-command/status?sender={external_party}&nonce={nonce}");
+        let answer = ok(target, "GET", &path, None);
+        let commands = answer["transfer_commands_by_contract_id"].as_object().expect("a map").clone();
+        commands
+            .into_iter()
+            .map(|(id, command)| {
+                assert_eq!(command["contract"]["contract_id"], json!(id));
+                assert!(
+                    command["contract"]["template_id"]
+                        .as_str()
+                        .is_some_and(|t| t.ends_with(":Splice.ExternalPartyAmuletRules:TransferCommand")),
+                    "{command}"
+                );
+                command["status"].clone()
+            })
+            .collect()
+    };
+    assert_eq!(statuses(target, 0), [json!({"status": "sent"})]);
+    let mut failed: Vec<String> =
+        statuses(target, 1).iter().map(|s| s["failure_kind"].as_str().unwrap_or("").to_owned()).collect();
+    failed.sort();
+    assert_eq!(failed, ["failed", "withdrawn"]);
+    let mut expired: Vec<String> = statuses(target, 2).iter().map(|s| s["status"].to_string()).collect();
+    expired.sort();
+    assert_eq!(expired, ["\"failed\"", "\"sent\""]);
+    assert_eq!(statuses(target, 3), [json!({"status": "created"})]);
+    let (status, missing) =
+        send(target, "GET", &format!("{scan}/transfer-command/status?sender={external_party}&nonce=4"), None);
+    assert_eq!(status, 404, "{missing}");
 
     // The network's spelling only.
     assert_eq!(send(target, "POST", &format!("{scan}/coin-rules"), Some(json!({}))).0, 404);

@@ -7,6 +7,12 @@
 //!   404 (`No TransferPreapproval found for party: p`; for the counter, which means the
 //!   nonce to use is 0, `…, use 0 for the nonce`); several active ones answer the
 //!   latest created;
+//! - the status of a sender's transfer commands with a nonce
+//!   ([`crate::state::scan::transfer_commands`]) is a map by contract id, the newest
+//!   [`MAX_PER_NONCE`](crate::state::scan::transfer_commands::MAX_PER_NONCE); none is a 404
+//!   (`Couldn't find transfer command for sender s with nonce n created in the last 24h`,
+//!   as the network words it, though the node keeps them all). `sender` and `nonce`
+//!   (an int64) are required query parameters;
 //! - a provider without a featured app right is a 200 without `featured_app_right`;
 //! - ANS entries are those not yet expired (`expiresAt` after now): the list is in name
 //!   order from `name_prefix`, at most `page_size` (1 to [`MAX_PAGE`]; a scan of that
@@ -40,6 +46,7 @@ use crate::model::error::Error;
 use crate::model::ids::{EntryName, PartyId};
 use crate::model::time::Timestamp;
 use crate::state::scan::read::{self, Entry};
+use crate::state::scan::transfer_commands;
 use crate::state::scan::{Index, Kind, ScanTemplates, index_prefix};
 use crate::storage::store::Store;
 
@@ -66,6 +73,35 @@ pub async fn transfer_command_counter<S: Store>(store: &S, party: PartyId) -> Re
         Error::NotFound(format!("No TransferCommandCounter found for party: {party}, use 0 for the nonce"))
     })?;
     Ok(Response::json(200, object(&[("transfer_command_counter", &entry.with_state(store, false).await?)])))
+}
+
+/// `GET /v0/transfer-command/status?sender=&nonce=`.
+pub async fn transfer_command_status<S: Store>(store: &S, query: &str) -> Result<Response, Error> {
+    let required = |name: &str| {
+        query_param(query, name)?.ok_or_else(|| Error::BadRequest(format!("query parameter {name}: required")))
+    };
+    let sender = PartyId::parse("query parameter sender", &required("sender")?)?;
+    let raw = required("nonce")?;
+    let nonce = raw
+        .parse::<i64>()
+        .map_err(|_| Error::BadRequest(format!("query parameter nonce: expected an integer (int64), got {raw:?}")))?;
+    let found = transfer_commands::lookup(store, &sender, nonce).await?;
+    if found.is_empty() {
+        return Err(Error::NotFound(format!(
+            "Couldn't find transfer command for sender {sender} with nonce {nonce} created in the last 24h"
+        )));
+    }
+    let mut map = Vec::from(*b"{");
+    for (index, (contract_id, entry)) in found.iter().enumerate() {
+        if index > 0 {
+            map.push(b',');
+        }
+        map.extend_from_slice(&super::string(contract_id));
+        map.push(b':');
+        map.extend_from_slice(entry);
+    }
+    map.push(b'}');
+    Ok(Response::json(200, object(&[("transfer_commands_by_contract_id", &map)])))
 }
 
 /// `GET /v0/featured-apps`.
@@ -266,6 +302,174 @@ pub async fn ans_entry_by_name<S: Store>(store: &S, env: &Env<'_>, name: EntryNa
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Config;
+    use crate::storage::exec::block_on;
+    use crate::storage::store::MemoryStore;
+    use alloc::string::{String, ToString};
+    use alloc::vec;
+
+    const TEMPLATE: &str = "pkg:Platform.ExternalPartyCoinRules:TransferCommand";
+
+    /// A transaction `id` at second `second` whose root events are `events` (each
+    /// given its event id `id:n`).
+    fn transaction(id: &str, second: u32, events: Vec<Value>) -> String {
+        let record_time = format!("2024-01-01T00:00:{second:02}Z");
+        let mut by_id = serde_json::Map::new();
+        let mut roots = Vec::new();
+        for (n, mut event) in events.into_iter().enumerate() {
+            let event_id = format!("{id}:{n}");
+            event["event_id"] = json!(event_id);
+            if event["event_type"] == "created_event" {
+                event["created_at"] = json!(record_time);
+            }
+            roots.push(json!(event_id));
+            by_id.insert(event_id, event);
+        }
+        let update = json!({"update": {
+            "update_id": id, "migration_id": 0, "workflow_id": "", "record_time": record_time,
+            "synchronizer_id": "s::1", "effective_at": record_time, "root_event_ids": roots, "events_by_id": by_id
+        }});
+        format!("{update}\n")
+    }
+
+    fn created(contract_id: &str, sender: &str, nonce: i64) -> Value {
+        json!({
+            "event_type": "created_event", "contract_id": contract_id, "template_id": TEMPLATE,
+            "package_name": "p", "create_arguments": {"record": {"fields": [
+                {"label": "sender", "value": {"party": sender}},
+                {"label": "nonce", "value": {"int64": nonce.to_string()}}
+            ]}},
+            "signatories": [sender], "observers": [], "created_event_blob": "YmxvYg=="
+        })
+    }
+
+    fn exercised(contract_id: &str, choice: &str, result: Value) -> Value {
+        json!({
+            "event_type": "exercised_event", "contract_id": contract_id, "template_id": TEMPLATE,
+            "package_name": "p", "choice": choice, "choice_argument": {"record": {"fields": []}},
+            "child_event_ids": [], "exercise_result": result, "consuming": true, "acting_parties": ["d::1"]
+        })
+    }
+
+    /// A `TransferCommand_Send` result of constructor `tag` with `value`.
+    fn sent(contract_id: &str, tag: &str, value: Value) -> Value {
+        let result = json!({"record": {"fields": [
+            {"label": "result", "value": {"variant": {"constructor": tag, "value": value}}},
+            {"label": "sender", "value": {"party": "alice::1"}},
+            {"label": "nonce", "value": {"int64": "0"}}
+        ]}});
+        exercised(contract_id, "TransferCommand_Send", result)
+    }
+
+    fn store(lines: &[String]) -> MemoryStore {
+        let store = MemoryStore::new();
+        block_on(crate::ingest::ingest(lines.concat().as_bytes(), &store, &Config::default())).expect("ingested");
+        store
+    }
+
+    fn status(store: &MemoryStore, query: &str) -> (u16, Value) {
+        let response = block_on(transfer_command_status(store, query)).unwrap_or_else(Error::into_response);
+        (response.status, serde_json::from_slice(&response.body).expect("a JSON body"))
+    }
+
+    fn statuses(body: &Value) -> Vec<(String, Value)> {
+        let map = body["transfer_commands_by_contract_id"].as_object().expect("a map");
+        map.iter().map(|(cid, entry)| (cid.clone(), entry["status"].clone())).collect()
+    }
+
+    #[test]
+    fn a_transfer_command_status_follows_its_creation_and_the_exercise_that_archives_it() {
+        let failure = json!({"record": {"fields": [{"label": "reason", "value": {"variant": {
+            "constructor": "ITR_Other", "value": {"text": "cool reason"}}}}]}});
+        let success = json!({"record": {"fields": [{"label": "result", "value": {"record": {"fields": []}}}]}});
+        let store = store(&[
+            transaction("t1", 1, vec![created("c-pending", "alice::1", 0), created("c-sent", "alice::1", 0)]),
+            transaction("t2", 2, vec![created("c-failed", "alice::1", 0), created("c-withdrawn", "alice::1", 0)]),
+            transaction("t3", 3, vec![created("c-expired", "alice::1", 0), created("c-other", "alice::1", 1)]),
+            transaction("t4", 4, vec![sent("c-sent", "TransferCommandResultSuccess", success)]),
+            transaction("t5", 5, vec![sent("c-failed", "TransferCommandResultFailure", failure)]),
+            transaction("t6", 6, vec![exercised("c-withdrawn", "TransferCommand_Withdraw", json!({"unit": {}}))]),
+            transaction("t7", 7, vec![exercised("c-expired", "TransferCommand_Expire", json!({"unit": {}}))]),
+        ]);
+        let (code, body) = status(&store, "sender=alice%3A%3A1&nonce=0");
+        assert_eq!(code, 200, "{body}");
+        let failed = |kind: &str, reason: &str| json!({"status": "failed", "failure_kind": kind, "reason": reason});
+        assert_eq!(
+            statuses(&body),
+            // Newest first, then by contract id, highest first.
+            [
+                ("c-expired".into(), failed("expired", "The TransferCommand has expired")),
+                ("c-withdrawn".into(), failed("withdrawn", "The TransferCommand has been withdrawn by the sender")),
+                ("c-failed".into(), failed("failed", "ITR_Other(cool reason)")),
+                ("c-sent".into(), json!({"status": "sent"})),
+                ("c-pending".into(), json!({"status": "created"})),
+            ]
+        );
+        let contract = &body["transfer_commands_by_contract_id"]["c-failed"]["contract"];
+        assert_eq!(contract["contract_id"], "c-failed");
+        assert_eq!(contract["template_id"], TEMPLATE);
+        assert_eq!(contract["payload"], json!({"sender": "alice::1", "nonce": "0"}));
+        assert_eq!(contract["created_event_blob"], "YmxvYg==");
+        assert_eq!(contract["created_at"], "2024-01-01T00:00:02.000000Z");
+        let (_, other) = status(&store, "nonce=1&sender=alice::1");
+        assert_eq!(statuses(&other), [("c-other".into(), json!({"status": "created"}))]);
+    }
+
+    #[test]
+    fn a_transfer_command_created_and_sent_in_one_transaction_is_sent() {
+        let success = json!({"record": {"fields": []}});
+        let store = store(&[transaction(
+            "t1",
+            1,
+            vec![created("c1", "alice::1", 3), sent("c1", "TransferCommandResultSuccess", success)],
+        )]);
+        assert_eq!(statuses(&status(&store, "sender=alice::1&nonce=3").1), [("c1".into(), json!({"status": "sent"}))]);
+    }
+
+    #[test]
+    fn no_transfer_command_of_the_sender_and_nonce_is_a_404_in_the_network_s_words() {
+        let store = store(&[transaction("t1", 1, vec![created("c1", "alice::1", 0)])]);
+        for query in ["sender=alice::1&nonce=1", "sender=bob::1&nonce=0", "sender=alice::&nonce=0"] {
+            let (code, body) = status(&store, query);
+            assert_eq!(code, 404, "{query}");
+            assert!(body["error"].as_str().unwrap().starts_with("Couldn't find transfer command for sender "));
+        }
+        assert_eq!(
+            status(&store, "sender=alice::1&nonce=1").1,
+            json!({"error": "Couldn't find transfer command for sender alice::1 with nonce 1 created in the last 24h"})
+        );
+    }
+
+    #[test]
+    fn a_missing_or_malformed_sender_or_nonce_is_a_400_naming_it() {
+        let store = MemoryStore::new();
+        let long = "p".repeat(600);
+        for (query, named) in [
+            ("nonce=0", "query parameter sender"),
+            ("sender=a::1", "query parameter nonce"),
+            ("sender=a::1&nonce=x", "query parameter nonce"),
+            ("sender=a::1&nonce=1.5", "query parameter nonce"),
+            ("sender=a::1&nonce=9223372036854775808", "query parameter nonce"),
+            ("sender=a::1&nonce=0&nonce=1", "query parameter nonce"),
+            (&*alloc::format!("sender={long}&nonce=0"), "query parameter sender"),
+        ] {
+            let (code, body) = status(&store, query);
+            assert_eq!(code, 400, "{query}");
+            assert!(body["error"].as_str().unwrap().starts_with(named), "{query}: {body}");
+        }
+    }
+
+    #[test]
+    fn a_send_result_of_no_known_constructor_refuses_the_batch() {
+        let store = MemoryStore::new();
+        let lines = [
+            transaction("t1", 1, vec![created("c1", "alice::1", 0)]),
+            transaction("t2", 2, vec![sent("c1", "Surprise", json!({"unit": {}}))]),
+        ];
+        let refused = block_on(crate::ingest::ingest(lines.concat().as_bytes(), &store, &Config::default()));
+        assert!(matches!(refused, Err(Error::BadRequest(message)) if message.contains("TransferCommand_Send")));
+        assert_eq!(status(&store, "sender=alice::1&nonce=0").0, 404, "nothing half-applied");
+    }
 
     #[test]
     fn only_names_of_the_network_s_form_resolve_to_an_sv_s_entry() {

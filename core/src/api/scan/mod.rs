@@ -16,6 +16,7 @@
 //! | `GET /v0/featured-apps/{provider_party_id}` | [`lookups`] | 1 scan (limit 1) in the party's prefix |
 //! | `GET /v0/featured-apps` | [`lookups`] | 1 scan |
 //! | `GET /v0/transfer-command-counter/{party}` | [`lookups`] | 1 scan (limit 1) in the party's prefix, 1 for the state |
+//! | `GET /v0/transfer-command/status` | [`lookups`] | 1 scan (limit 100) in the sender and nonce's prefix |
 //! | `GET /v0/ans-entries` | [`lookups`] | 1 scan (limit `page_size`) in the name prefix's range; 1 more (limit 1) for the DSO rules when the page has room |
 //! | `GET /v0/ans-entries/by-party/{party}`, `/by-name/{name}` | [`lookups`] | 1 scan (limit 1) for the DSO rules, 1 in the key's prefix |
 //! | `GET /v0/unclaimed-development-fund-coupons` | [`lookups`] | 1 scan, 1 per coupon for its state |
@@ -68,6 +69,7 @@ pub async fn handle<S: Store>(
         FeaturedApps => lookups::featured_apps(store, &templates).await,
         FeaturedApp { provider_party_id } => lookups::featured_app(store, provider_party_id?).await,
         TransferCommandCounter { party } => lookups::transfer_command_counter(store, party?).await,
+        TransferCommandStatus => lookups::transfer_command_status(store, query).await,
         AnsEntries => lookups::ans_entries(store, env, query).await,
         AnsEntryByParty { party } => lookups::ans_entry_by_party(store, env, party?).await,
         AnsEntryByName { name } => lookups::ans_entry_by_name(store, env, name?).await,

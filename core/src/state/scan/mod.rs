@@ -26,6 +26,7 @@
 //! of that index.
 
 pub mod read;
+pub mod transfer_commands;
 
 use alloc::format;
 use alloc::string::String;
@@ -144,6 +145,7 @@ impl Index {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanTemplates {
     names: Vec<(Kind, String)>,
+    transfer_command: String,
 }
 
 impl ScanTemplates {
@@ -169,7 +171,16 @@ impl ScanTemplates {
             Kind::AnsEntry => format!("{root}.Ans:AnsEntry"),
             Kind::ValidatorLicense => format!("{root}.ValidatorLicense:ValidatorLicense"),
         };
-        ScanTemplates { names: Kind::ALL.iter().map(|kind| (*kind, name(*kind))).collect() }
+        ScanTemplates {
+            names: Kind::ALL.iter().map(|kind| (*kind, name(*kind))).collect(),
+            transfer_command: format!("{root}.ExternalParty{coin}Rules:TransferCommand"),
+        }
+    }
+
+    /// The qualified name of the transfer command template, whose statuses
+    /// [`transfer_commands`] keeps (it is not kept in `A`).
+    pub fn transfer_command(&self) -> &str {
+        &self.transfer_command
     }
 
     /// The kind of the template `qualified_name`, if it is one kept here.
@@ -298,6 +309,7 @@ mod tests {
             assert_eq!(network.kind(name), Some(kind));
         }
         assert_eq!(network.kind("Platform.CoinRules:CoinRules"), None);
+        assert_eq!(network.transfer_command(), "Splice.ExternalPartyAmuletRules:TransferCommand");
     }
 
     #[test]

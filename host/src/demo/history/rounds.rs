@@ -1,7 +1,7 @@
 //! The DSO's side of the history: the bootstrap (rules, the first rounds, a price vote
 //! per SV, then the network's state: the SVs' node states, validator licenses, a
-//! featured app, transfer preapprovals, a transfer command counter, ANS rules and
-//! entries, development fund coupons and a vote request) and the round automation that
+//! featured app, transfer preapprovals, a transfer command counter and transfer
+//! commands, ANS rules and entries, development fund coupons and a vote request) and the round automation that
 //! runs every tick (open, issue, close, confirm the archival of, and archive mining
 //! rounds).
 
@@ -12,7 +12,7 @@ use ledger_node_core::model::value::{Record, Value};
 
 use super::{ClosedRound, Confirmation, History, Round, TxTime};
 use crate::demo::network::Template;
-use crate::demo::random::Rng;
+use crate::demo::random::{Ids, Rng};
 use crate::demo::tree::{Action, Contract, Exercise};
 use crate::demo::values::{cid, none, numeric, party, payload, record, reltime, round, some, text, timestamp, variant};
 use crate::demo::{DAY, HOUR, MINUTE, SECOND, START, TICK, UNIT};
@@ -62,8 +62,11 @@ impl<W: Write> History<W> {
                 vec![Exercise::on(dso_rules, "DsoRules_StartMiningRounds", &dso, argument).children(children).action()]
             }
             3 => {
-                let contracts = self.network_state_contracts(time);
-                let roots = contracts.iter().map(Action::create).collect();
+                let mut contracts = self.network_state_contracts(time);
+                let mut roots: Vec<Action> = contracts.iter().map(Action::create).collect();
+                let (commands, pending) = self.transfer_commands(&contracts, time);
+                roots.extend(commands);
+                contracts.extend(pending);
                 self.network_state = contracts;
                 roots
             }
@@ -259,6 +262,146 @@ impl<W: Write> History<W> {
         ]);
         out.push(self.dso_contract(Template::VoteRequest, arguments, time));
         out
+    }
+
+    /// The external party's transfer commands (`Splice.ExternalPartyAmuletRules`), each
+    /// created through `ExternalPartyCoinRules_CreateTransferCommand` on the
+    /// `ExternalPartyCoinRules` of `network_state`, and all but the last settled in the
+    /// same transaction by the exercise that archives it, with its result as the
+    /// network's Daml writes it: nonce 0 sent; nonce 1 withdrawn, then created again
+    /// and failed (`ITR_Other`, no preapproval of the receiver); nonce 2 expired, then
+    /// created again and sent; nonce 3 pending (the counter's `nextNonce`): the roots,
+    /// and the commands left active. Their ids and blobs come from a generator of their
+    /// own, so the rest of the history is what it was without them.
+    fn transfer_commands(&mut self, network_state: &[Contract], time: TxTime) -> (Vec<Action>, Vec<Contract>) {
+        let of = |template| network_state.iter().find(|c| c.created.template_id == *self.net.template_id(template));
+        let (Some(rules), Some(counter)) = (of(Template::ExternalPartyCoinRules), of(Template::TransferCommandCounter))
+        else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut rng = Rng::new(self.rng.clone().next_u64() ^ 0x7463);
+        let mut ids = Ids::new(rng.next_u64());
+        std::mem::swap(&mut self.rng, &mut rng);
+        std::mem::swap(&mut self.ids, &mut ids);
+        let roots = self.transfer_command_actions(rules, counter, time);
+        std::mem::swap(&mut self.rng, &mut rng);
+        std::mem::swap(&mut self.ids, &mut ids);
+        roots
+    }
+
+    fn transfer_command_actions(
+        &mut self,
+        rules: &Contract,
+        counter: &Contract,
+        time: TxTime,
+    ) -> (Vec<Action>, Vec<Contract>) {
+        let dso = self.net.dso.clone();
+        let Some(Value::Party(sender)) = counter.created.create_arguments.get("sender").cloned() else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut pending = Vec::new();
+        let receiver = self.net.owner(0).to_owned();
+        let delegate = self.net.svs[0].party.clone();
+        let round_number = self.round_number_at(time.effective);
+        let mut roots = Vec::new();
+        for (nonce, outcome) in
+            [(0, "sent"), (1, "withdrawn"), (1, "failed"), (2, "expired"), (2, "sent"), (3, "pending")]
+        {
+            let expires_at = if outcome == "expired" { time.effective - MINUTE } else { time.effective + DAY };
+            let amount = numeric(UNIT * (nonce + 1) * 5);
+            let description = some(text("a demo transfer command"));
+            let arguments = payload([
+                ("dso", party(&dso)),
+                ("sender", party(&sender)),
+                ("receiver", party(&receiver)),
+                ("delegate", party(&delegate)),
+                ("amount", amount.clone()),
+                ("expiresAt", timestamp(expires_at)),
+                ("nonce", Value::Int64(nonce)),
+                ("description", description.clone()),
+            ]);
+            let command = self.new_contract(
+                Template::TransferCommand,
+                arguments,
+                vec![sender.clone(), dso.clone()],
+                vec![delegate.clone()],
+                time,
+            );
+            let argument = record([
+                ("sender", party(&sender)),
+                ("receiver", party(&receiver)),
+                ("delegate", party(&delegate)),
+                ("amount", amount.clone()),
+                ("expiresAt", timestamp(expires_at)),
+                ("nonce", Value::Int64(nonce)),
+                ("description", description),
+                ("expectedDso", some(party(&dso))),
+            ]);
+            let create = Exercise::on(rules, "ExternalPartyCoinRules_CreateTransferCommand", &sender, argument)
+                .result(record([("transferCommandCid", cid(command.id()))]))
+                .children(vec![Action::create(&command)]);
+            roots.push(create.action());
+            let returned = [("sender", party(&sender)), ("nonce", Value::Int64(nonce))];
+            let sent = |result: Value| {
+                let [sender, nonce] = returned.clone();
+                record([("result", result), sender, nonce])
+            };
+            let settled = match outcome {
+                "sent" => {
+                    let transfer = record([
+                        ("round", round(round_number)),
+                        (
+                            "summary",
+                            record([
+                                ("inputCoinAmount", amount),
+                                ("balanceChanges", Value::GenMap(vec![])),
+                                ("holdingFees", numeric(0)),
+                                ("outputFees", Value::List(vec![numeric(0)])),
+                                ("senderChangeAmount", numeric(0)),
+                            ]),
+                        ),
+                        ("createdCoins", Value::List(vec![])),
+                        ("senderChangeCoin", none()),
+                        ("meta", none()),
+                    ]);
+                    let result = sent(variant("TransferCommandResultSuccess", record([("result", transfer)])));
+                    Some(self.send(&command, counter, &delegate, result))
+                }
+                "failed" => {
+                    let reason = format!("No TransferPreapproval for receiver '{receiver}'");
+                    let failure = record([("reason", variant("ITR_Other", text(&reason)))]);
+                    let result = sent(variant("TransferCommandResultFailure", failure));
+                    Some(self.send(&command, counter, &delegate, result))
+                }
+                "withdrawn" => {
+                    let withdraw = Exercise::on(&command, "TransferCommand_Withdraw", &sender, record([]));
+                    Some(withdraw.consuming().result(record(returned)))
+                }
+                "expired" => {
+                    let argument = record([("p", party(&dso))]);
+                    let expire = Exercise::on(&command, "TransferCommand_Expire", &dso, argument);
+                    Some(expire.consuming().result(record(returned)))
+                }
+                _ => {
+                    pending.push(command.clone());
+                    None
+                }
+            };
+            roots.extend(settled.map(Exercise::action));
+        }
+        (roots, pending)
+    }
+
+    /// The delegate's `TransferCommand_Send` of `command` against the sender's
+    /// `counter`, with `result`.
+    fn send(&self, command: &Contract, counter: &Contract, delegate: &str, result: Value) -> Exercise {
+        let argument = record([
+            ("context", record([("coinRules", cid(self.coin_rules.as_ref().map_or("", |c| c.id())))])),
+            ("inputs", Value::List(vec![])),
+            ("transferPreapprovalCidO", none()),
+            ("transferCounterCid", cid(counter.id())),
+        ]);
+        Exercise::on(command, "TransferCommand_Send", delegate, argument).consuming().result(result)
     }
 
     fn new_open_round(&mut self, number: i64, opens_at: i64, time: TxTime) -> Round {
