@@ -812,6 +812,9 @@ fn the_answers_about_a_demo_history_match_the_document() {
         "/version",
         "/livez",
         "/readyz",
+        "/status",
+        "/api/scan/status",
+        "/api/validator/status",
         "/openapi.json",
         "/v0/backfilling/status",
         "/v0/closed-rounds",
@@ -864,10 +867,11 @@ fn the_answers_about_a_demo_history_match_the_document() {
 /// validator's wallet API of `hyperledger-labs/splice`. (The validator's probes are
 /// `isLive` and `isReady` too, in its own document; in this one, which has both apps,
 /// the scan's keep them and the validator's are `isLiveAtValidator`, `isReadyAtValidator`.)
-const NETWORK_IDS: [(&str, &str, &str); 41] = [
+const NETWORK_IDS: [(&str, &str, &str); 42] = [
     ("GET", "/api/scan/version", "getVersion"),
     ("GET", "/api/scan/livez", "isLive"),
     ("GET", "/api/scan/readyz", "isReady"),
+    ("GET", "/api/scan/status", "getHealthStatus"),
     ("GET", "/api/scan/v2/updates/{update_id}", "getUpdateByIdV2"),
     ("GET", "/api/scan/v1/updates/{update_id}", "getUpdateByIdV1"),
     ("POST", "/api/scan/v2/updates", "getUpdateHistoryV2"),
