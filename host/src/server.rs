@@ -242,9 +242,7 @@ pub async fn serve_metrics(
             let node = Arc::clone(&node);
             async move {
                 let (status, content_type, body) = match (request.method(), request.uri().path()) {
-                    (&hyper::Method::GET, "/metrics") => {
-                        (200, "application/openmetrics-text; version=1.0.0; charset=utf-8", node.metrics().render())
-                    }
+                    (&hyper::Method::GET, "/metrics") => (200, crate::metrics::CONTENT_TYPE, node.metrics().render()),
                     (_, "/metrics") => (405, "application/json", r#"{"error":"GET /metrics only"}"#.to_owned()),
                     _ => (404, "application/json", r#"{"error":"this listener serves GET /metrics only"}"#.to_owned()),
                 };
