@@ -54,16 +54,19 @@ impl Node {
                 writer.lock().expect("the log").push(line);
             }
         });
+        // Dropped (and killed) if it does not start.
+        let mut node = Node { child, base: String::new(), metrics: String::new(), log };
         let started = Instant::now();
         loop {
-            let lines = log.lock().expect("the log").clone();
+            let lines = node.lines();
             let base = lines.iter().find_map(|line| ledger_node_tests::serving_base(line));
             let metrics = lines.iter().find_map(|line| {
                 let (_, rest) = line.split_once("serving metrics on ")?;
                 Some(rest.split(['"', ' ']).next()?.trim_end_matches("/metrics").to_owned())
             });
             if let (Some(base), Some(metrics)) = (base, metrics) {
-                return Node { child, base, metrics, log };
+                (node.base, node.metrics) = (base, metrics);
+                return node;
             }
             assert!(started.elapsed() < Duration::from_secs(60), "the node did not start: {lines:#?}");
             std::thread::sleep(Duration::from_millis(20));
