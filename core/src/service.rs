@@ -76,6 +76,7 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::OpenApi => Ok(openapi::serve(&env.config.names)),
         Route::Livez => Ok(health::live()),
         Route::Readyz => health::ready(store).await,
+        Route::Status => health::status(store, env).await,
         Route::UpdateById { api, update_id } => history::by_id::get(store, api, update_id, &request.query).await,
         Route::ChoiceContext { transfer_instruction_id, choice } => {
             registry::choice_context(store, env, transfer_instruction_id, choice, body).await

@@ -277,7 +277,15 @@ pub async fn run(
     let limits = Limits { page_size: options.page_size, max_pages: PAGES_PER_ROUND, pipelined: true };
     let mut totals = Summary::default();
     loop {
-        let report = follow::sync(upstream, local, &limits).await.context("following stopped")?;
+        let started = Instant::now();
+        let report = match follow::sync(upstream, local, &limits).await {
+            Ok(report) => report,
+            Err(e) => {
+                local.node().metrics().follow_failed();
+                return Err(e).context("following stopped");
+            }
+        };
+        log_round(local, &report, started);
         totals.add(&report.summary);
         progress.round(&totals, &report);
         if report.caught_up {
@@ -302,14 +310,10 @@ pub fn spawn_serving(upstream: Upstream, local: Local, page_size: u32, poll: Dur
     std::thread::Builder::new().name("follow".into()).spawn(move || {
         runtime.block_on(async {
             loop {
+                let started = Instant::now();
                 match follow::sync(&upstream, &local, &limits).await {
                     Ok(report) => {
-                        if report.summary.applied != Summary::default().applied {
-                            let at = report.position.as_ref().map_or_else(String::new, |p| {
-                                format!(", at migration {} {}", p.after_migration_id, p.after_record_time)
-                            });
-                            eprintln!("ledger-node: following: applied {} updates{at}", report.summary.applied.update);
-                        }
+                        log_round(&local, &report, started);
                         if report.caught_up {
                             local.release();
                             tokio::time::sleep(poll).await;
@@ -317,7 +321,12 @@ pub fn spawn_serving(upstream: Upstream, local: Local, page_size: u32, poll: Dur
                     }
                     Err(e) => {
                         local.release();
-                        eprintln!("ledger-node: following stopped: {e}; trying again in {} s", poll.as_secs());
+                        local.node().metrics().follow_failed();
+                        tracing::error!(
+                            cause = %e,
+                            retry_seconds = poll.as_secs(),
+                            "follow round failed; trying again after the poll interval"
+                        );
                         tokio::time::sleep(poll).await;
                     }
                 }
@@ -325,6 +334,22 @@ pub fn spawn_serving(upstream: Upstream, local: Local, page_size: u32, poll: Dur
         });
     })?;
     Ok(())
+}
+
+/// Counts a round of the follower that ended with `report` in the node's metrics, and
+/// logs it.
+fn log_round(local: &Local, report: &Report, started: Instant) {
+    local.node().metrics().follow_round(report, crate::metrics::unix_now());
+    let position = report.position.as_ref();
+    tracing::info!(
+        pages = report.pages,
+        updates = report.summary.applied.update,
+        caught_up = report.caught_up,
+        migration_id = position.map(|p| p.after_migration_id),
+        record_time = position.map(|p| p.after_record_time.as_str()),
+        duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+        "follow round"
+    );
 }
 
 /// The rate and totals line printed when a run ends.

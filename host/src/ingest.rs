@@ -221,7 +221,12 @@ fn serve_batches(
         let Ok(batch) = next else { return };
         let (ticket, size) = (batch.ticket, batch.bytes.len() as u64);
         let result = match &mut instance {
-            Ok(instance) => send(instance, admin_token, batch, turns, buffers),
+            Ok(instance) => {
+                let (first_line, started) = (batch.first_line, Instant::now());
+                let sent = send(instance, admin_token, batch, turns, buffers);
+                log_batch(node, &sent, first_line, size, started);
+                sent
+            }
             Err(e) => {
                 turns.finish(ticket, false);
                 Err(anyhow::anyhow!("starting the component: {e:#}"))
@@ -324,9 +329,32 @@ fn send(
         .and_then(|v| v.get("error")?.as_str().map(str::to_owned))
         .unwrap_or_else(|| String::from_utf8_lossy(&response.body).into_owned());
     if let Some(log) = &response.log {
-        eprintln!("ledger-node: {log}");
+        tracing::error!(status = response.status, cause = %log, "the node reported a failure applying an ingest batch");
     }
     bail!("{} (status {})", renumber(&message, batch.first_line), response.status)
+}
+
+/// Counts a batch of `bytes` from line `first_line` that ended with `sent` in the
+/// node's metrics, and logs it.
+fn log_batch(node: &Node, sent: &anyhow::Result<Totals>, first_line: usize, bytes: u64, started: Instant) {
+    let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match sent {
+        Ok(totals) => {
+            node.metrics().ingest_applied(totals);
+            tracing::info!(
+                first_line,
+                bytes,
+                updates = totals.applied.update,
+                unchanged = totals.unchanged,
+                duration_ms,
+                "ingest batch applied"
+            );
+        }
+        Err(e) => {
+            node.metrics().ingest_refused();
+            tracing::warn!(first_line, bytes, cause = %format!("{e:#}"), duration_ms, "ingest batch refused");
+        }
+    }
 }
 
 /// Rewrites a leading `line N:` of a batch's error to the line of the whole input.

@@ -48,12 +48,15 @@
 //!   [`scheduler`] runs the node's scheduled jobs on a timer (`--tick-seconds`).
 //! - [`follow`] drives the core's follower with the component as its local link; its
 //!   ingest requests take turns as [`ingest`]'s batches do.
+//! - [`metrics`] counts what the node does, per node, for `GET /metrics` on the
+//!   listener of `serve --metrics-listen`; [`logs`] sets up the structured logs
+//!   (`tracing`) on standard error.
 //! - [`demo`] generates a deterministic demo network history as NDJSON ingest records
 //!   (`ledger-node demo`).
 //! - The binary (`src/main.rs`) is the `ledger-node` command line.
 //!
-//! Imports between these modules go one way: `backend` imports none of them; `lsm`
-//! and `host` build on `backend`; `ingest`, `server` and `scheduler` on `host`;
+//! Imports between these modules go one way: `backend`, `metrics` and `logs` import
+//! none of them; `lsm` and `host` build on `backend` (and `host` on `metrics`); `ingest`, `server` and `scheduler` on `host`;
 //! `follow` on `host` and `ingest`.
 //!
 //! This crate links the core for its storage port types (the native store implements
@@ -68,6 +71,8 @@ pub mod demo;
 pub mod follow;
 pub mod host;
 pub mod ingest;
+pub mod logs;
 pub mod lsm;
+pub mod metrics;
 pub mod scheduler;
 pub mod server;

@@ -45,6 +45,10 @@ enum Command {
         /// With --upstream: caught up, ask the upstream again after this many seconds.
         #[arg(long, default_value_t = 5)]
         poll_seconds: u64,
+        /// Serve `GET /metrics` (Prometheus) on this address, a listener of its own:
+        /// the public port never serves the metrics. Unset: no metrics listener.
+        #[arg(long)]
+        metrics_listen: Option<SocketAddr>,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -137,10 +141,12 @@ impl LimitArgs {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    ledger_node::logs::init()?;
     match cli.command {
-        Command::Serve { listen, db, memory, tick_seconds, upstream, poll_seconds, limits } => {
+        Command::Serve { listen, db, memory, tick_seconds, upstream, poll_seconds, metrics_listen, limits } => {
             let following = upstream.map(|url| (url, std::time::Duration::from_secs(poll_seconds)));
-            serve(listen, db, memory, tick_seconds, following, limits.limits())
+            let listeners = Listeners { public: listen, metrics: metrics_listen };
+            serve(listeners, db, memory, tick_seconds, following, limits.limits())
         }
         Command::Ingest { db, input } => ingest(&db, &input),
         Command::Follow { upstream, db, once, poll_seconds, page_size } => {
@@ -157,15 +163,30 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
+/// The addresses `serve` listens on.
+struct Listeners {
+    /// The API's.
+    public: SocketAddr,
+    /// The metrics', if served.
+    metrics: Option<SocketAddr>,
+}
+
 fn serve(
-    listen: SocketAddr,
+    listeners: Listeners,
     db: Option<PathBuf>,
     memory: bool,
     tick_seconds: u64,
     following: Option<(String, std::time::Duration)>,
     limits: server::Limits,
 ) -> anyhow::Result<()> {
-    let vars = config::from_environment()?;
+    let mut vars = config::from_environment()?;
+    let started_at = ledger_node_core::model::config::STARTED_AT;
+    if !vars.iter().any(|(name, _)| name == started_at) {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?;
+        let now = ledger_node_core::model::time::Timestamp::from_micros(i64::try_from(now.as_micros())?)
+            .map_err(|e| anyhow::anyhow!("the clock: {e}"))?;
+        vars.push((started_at.to_owned(), now.to_string()));
+    }
     let admin_token =
         vars.iter().find(|(name, _)| name == ledger_node_core::model::config::ADMIN_TOKEN).map(|(_, v)| v.clone());
     let upstream = match &following {
@@ -184,6 +205,9 @@ fn serve(
     };
     let engine = host::engine()?;
     let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
+    if let Some(path) = &db {
+        node.metrics().set_store_dir(path);
+    }
     if let (Some(upstream), Some((_, poll))) = (upstream, following) {
         let Some(token) = admin_token.filter(|t| !t.is_empty()) else {
             anyhow::bail!(
@@ -196,14 +220,19 @@ fn serve(
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let (listener, local) = server::bind(listen).await?;
-        eprintln!("ledger-node: serving on http://{local}");
+        let (listener, local) = server::bind(listeners.public).await?;
+        tracing::info!("serving on http://{local}");
+        if let Some(address) = listeners.metrics {
+            let (metrics, local) = server::bind(address).await?;
+            tracing::info!("serving metrics on http://{local}/metrics");
+            tokio::spawn(server::serve_metrics(metrics, Arc::clone(&node), std::future::pending()));
+        }
         if tick_seconds > 0 {
             tokio::spawn(scheduler::tick_every(Arc::clone(&node), std::time::Duration::from_secs(tick_seconds)));
         }
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
-            eprintln!("ledger-node: shutting down");
+            tracing::info!("shutting down");
         };
         server::serve(listener, node, limits, shutdown).await
     })
@@ -275,7 +304,7 @@ fn ingest(db: &std::path::Path, input: &str) -> anyhow::Result<()> {
     let totals = totals?;
     // Commits of a bulk load are synced here, before the run reports them.
     node.backend().sync().map_err(|e| anyhow::anyhow!("syncing {}: {e}", db.display()))?;
-    eprintln!("ledger-node ingest: {}", ingest::summary(&totals, started));
+    tracing::info!(summary = %ingest::summary(&totals, started), "ingest finished");
     Ok(())
 }
 
@@ -314,8 +343,8 @@ fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> an
     // committed, and the next run resumes from it.
     local.node().backend().sync().map_err(|e| anyhow::anyhow!("syncing {}: {e}", db.display()))?;
     match outcome? {
-        Some(totals) => eprintln!("ledger-node follow: caught up: {}", follow::summary(&totals, started)),
-        None => eprintln!("ledger-node follow: interrupted; the next run resumes where this one stopped"),
+        Some(totals) => tracing::info!(summary = %follow::summary(&totals, started), "follow caught up"),
+        None => tracing::info!("follow interrupted; the next run resumes where this one stopped"),
     }
     Ok(())
 }
@@ -336,17 +365,18 @@ fn demo(updates: u64, seed: u64) -> anyhow::Result<()> {
     let options = ledger_node::demo::Options { updates, seed, names };
     match ledger_node::demo::write(&options, out) {
         Ok(s) => {
-            eprintln!(
-                "ledger-node demo: seed {seed}: {} updates ({} transactions, {} imports, {} assignments, {} unassignments), {} topology, {} wallet_user, {} backfill, {} roll_forward_lsu",
-                s.updates(),
-                s.transactions,
-                s.imports,
-                s.assignments,
-                s.unassignments,
-                s.topology,
-                s.wallet_user,
-                s.backfill,
-                s.roll_forward_lsu
+            tracing::info!(
+                seed,
+                updates = s.updates(),
+                transactions = s.transactions,
+                imports = s.imports,
+                assignments = s.assignments,
+                unassignments = s.unassignments,
+                topology = s.topology,
+                wallet_user = s.wallet_user,
+                backfill = s.backfill,
+                roll_forward_lsu = s.roll_forward_lsu,
+                "demo history written"
             );
             Ok(())
         }

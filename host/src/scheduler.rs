@@ -15,17 +15,29 @@ pub async fn tick_every(node: Arc<Node>, period: Duration) {
     loop {
         interval.tick().await;
         let node = Arc::clone(&node);
+        let metrics = Arc::clone(node.metrics());
+        let started = std::time::Instant::now();
         match tokio::task::spawn_blocking(move || node.tick()).await {
             Ok(Ok(report)) => {
-                if report.expired_requests > 0 {
-                    eprintln!("ledger-node: scheduled jobs: expired {} buy-traffic requests", report.expired_requests);
-                }
+                metrics.jobs_ran(report.expired_requests, report.skipped.len());
                 for line in &report.skipped {
-                    eprintln!("ledger-node: scheduled jobs: skipped {line}");
+                    tracing::warn!(record = %line, "scheduled jobs: skipped a record they could not read");
                 }
+                tracing::info!(
+                    expired_requests = report.expired_requests,
+                    skipped = report.skipped.len(),
+                    duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                    "scheduled jobs"
+                );
             }
-            Ok(Err(e)) => eprintln!("ledger-node: scheduled jobs failed: {e:#}"),
-            Err(e) => eprintln!("ledger-node: scheduled jobs panicked: {e}"),
+            Ok(Err(e)) => {
+                metrics.jobs_failed();
+                tracing::error!(cause = %format!("{e:#}"), "scheduled jobs failed");
+            }
+            Err(e) => {
+                metrics.jobs_failed();
+                tracing::error!(cause = %e, "scheduled jobs panicked");
+            }
         }
     }
 }

@@ -121,6 +121,8 @@ struct Shared {
     budget: Arc<answer::Budget>,
     /// The open connections, for closing the longest-idle one at the cap.
     open: connection::Registry,
+    /// The currency word of the node's paths, for naming a request's route template.
+    coin: String,
 }
 
 impl Shared {
@@ -143,6 +145,7 @@ pub async fn serve(
     let mut shutdown = std::pin::pin!(shutdown);
     let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let slots = limits.concurrent_calls.max(1);
+    let coin = crate::config::check(&node.options().config)?.names.coin;
     let shared = Arc::new(Shared {
         node,
         limits,
@@ -150,6 +153,7 @@ pub async fn serve(
         interactive_calls: Semaphore::new(slots),
         budget: Arc::new(answer::Budget::new(limits.response_budget, limits.budget_wait)),
         open: connection::Registry::default(),
+        coin,
     });
     let mut errors = accept::Errors::default();
     loop {
@@ -172,11 +176,18 @@ pub async fn serve(
         // At the cap, the new client takes the place of the longest-idle keep-alive
         // connection; while none is idle (every one is mid-request), it waits, and
         // further clients wait in the listen queue.
+        let metrics = Arc::clone(shared.node.metrics());
+        let mut waited = false;
         let permit = loop {
             if let Ok(permit) = Arc::clone(&connections).try_acquire_owned() {
                 break permit;
             }
-            shared.open.close_longest_idle();
+            if !std::mem::replace(&mut waited, true) {
+                metrics.connection_waited();
+            }
+            if shared.open.close_longest_idle() {
+                metrics.connection_evicted();
+            }
             tokio::select! {
                 permit = Arc::clone(&connections).acquire_owned() => break permit?,
                 () = tokio::time::sleep(accept::RETRY_AT_CAP) => {}
@@ -203,6 +214,56 @@ pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)>
 }
 
 pub use accept::open_file_budget;
+
+/// Serves the node's metrics ([`crate::metrics`]) on `listener`, a listener of their
+/// own (never the public port), until `shutdown` completes: `GET /metrics` in the
+/// Prometheus text format, and a 404 for any other path.
+pub async fn serve_metrics(
+    listener: TcpListener,
+    node: Arc<Node>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    use http_body_util::Full;
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!(cause = %e, "accepting a metrics connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        let node = Arc::clone(&node);
+        let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+            let node = Arc::clone(&node);
+            async move {
+                let (status, content_type, body) = match (request.method(), request.uri().path()) {
+                    (&hyper::Method::GET, "/metrics") => (200, crate::metrics::CONTENT_TYPE, node.metrics().render()),
+                    (_, "/metrics") => (405, "application/json", r#"{"error":"GET /metrics only"}"#.to_owned()),
+                    _ => (404, "application/json", r#"{"error":"this listener serves GET /metrics only"}"#.to_owned()),
+                };
+                hyper::Response::builder()
+                    .status(status)
+                    .header(hyper::header::CONTENT_TYPE, content_type)
+                    .body(Full::new(bytes::Bytes::from(body)))
+            }
+        });
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .serve_connection(io, service);
+            if let Err(e) = tokio::time::timeout(Duration::from_secs(60), served).await.unwrap_or(Ok(())) {
+                tracing::debug!(cause = %e, "a metrics connection failed");
+            }
+        });
+    }
+}
 
 #[cfg(test)]
 mod tests {

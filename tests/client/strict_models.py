@@ -73,7 +73,7 @@ def start_node() -> tuple[subprocess.Popen, str]:
     assert node.stderr is not None
     for line in node.stderr:
         log += line
-        match = re.search(r"serving on (http://\S+)", line)
+        match = re.search(r"serving on (http://[^\s\"]+)", line)
         if match:
             return node, match.group(1)
     raise SystemExit(f"ledger-node exited before serving:\n{log}")

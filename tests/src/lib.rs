@@ -19,7 +19,7 @@
 //!   server.
 //!
 //! This library is what the suites share: where the `ledger-node` binary is and how to
-//! start it ([`binary`], [`ledger_node()`]).
+//! start it ([`binary`], [`ledger_node()`]), and where it serves ([`serving_base`]).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -62,5 +62,14 @@ pub fn ledger_node() -> Command {
         command.env_remove(name);
     }
     command.env_remove(ledger_node_core::follow::UPSTREAM_TOKEN);
+    command.env_remove(ledger_node::logs::FORMAT).env_remove(ledger_node::logs::FILTER);
     command
+}
+
+/// The address a line of `ledger-node serve`'s log announces it serves on (`serving on
+/// http://host:port`), in either log format.
+pub fn serving_base(line: &str) -> Option<String> {
+    let (_, rest) = line.split_once("serving on http://")?;
+    let end = rest.find(|c: char| c.is_whitespace() || c == '"').unwrap_or(rest.len());
+    Some(format!("http://{}", rest.get(..end)?))
 }

@@ -40,8 +40,8 @@ fn serve_with(db: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> Serv
     // Reads stderr to its end, so the server never blocks on a full pipe.
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(base) = line.strip_prefix("ledger-node: serving on ") {
-                let _ = address.send(base.to_owned());
+            if let Some(base) = ledger_node_tests::serving_base(&line) {
+                let _ = address.send(base);
             }
             if let Ok(mut log) = log_writer.lock() {
                 log.push_str(&line);

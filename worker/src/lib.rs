@@ -220,9 +220,18 @@ async fn serve(
 
 /// The node's configuration, from the Worker's `[vars]` and secrets.
 fn config(env: &worker::Env) -> Result<Config, Error> {
-    Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
-        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))
+    let mut config = Config::from_lookup(|name| env.var(name).ok().map(|value| value.to_string()))
+        .map_err(|e| Error::Internal(format!("bad configuration: {e}")))?;
+    if config.started_at.is_none() {
+        config.started_at = Some(*ISOLATE_STARTED.get_or_init(|| now().unwrap_or(Timestamp::UNIX_EPOCH)));
+    }
+    Ok(config)
 }
+
+/// When this isolate served its first request or job: the start `GET /status`
+/// counts its uptime from, unless `LEDGER_NODE_STARTED_AT` says otherwise (the
+/// runtime gives no clock before the first event).
+static ISOLATE_STARTED: std::sync::OnceLock<Timestamp> = std::sync::OnceLock::new();
 
 /// 32 bytes from the runtime's random source (`crypto.getRandomValues`).
 fn entropy() -> Result<[u8; 32], Error> {

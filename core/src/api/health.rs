@@ -1,10 +1,22 @@
-//! Probes for the platform that runs the node, at the root only (never under a base
-//! path, [`crate::api::route::Base`]); `HEAD` answers as `GET` does, without a body.
+//! Probes for the platform that runs the node, at the root and under both base paths
+//! ([`crate::api::route::Base`]); `HEAD` answers as `GET` does, without a body.
 //!
 //! | path | answer |
 //! |---|---|
 //! | `GET /livez` | 200 `{"status":"ok"}`: the process is up and serving; the store is not touched |
 //! | `GET /readyz` | 200 `{"status":"ready"}` when the store answers one read, else 503 ([`Error::Unavailable`]) |
+//! | `GET /status` | 200, the network's `NodeStatus` (below) when the store answers one read, else 503 |
+//!
+//! `GET /status` answers in the shape of the network's common API
+//! (`apps/common/src/main/openapi/common-external.yaml` in `hyperledger-labs/splice`,
+//! `NodeStatus`), as its success case: `{"success": {"id", "uptime", "ports",
+//! "active"}}`. `id` is `ledger-node`; `uptime` is an ISO 8601 duration in whole
+//! seconds since the host started, which it says in
+//! [`crate::model::config::STARTED_AT`] (`PT0S` from a host that does not say);
+//! `ports` is empty (the core does not know what the host listens on); `active` is
+//! true, as this node is always the active one. A store that cannot be read is a 503
+//! `{"error"}` as for `/readyz`, not the network's `failed` case, so that every error
+//! of the node has one envelope.
 //!
 //! Readiness reads one key, the bare ingest-generation tag ([`crate::storage::keys::GENERATION`]),
 //! which is absent in every store: an answer of any kind shows that the store can be
@@ -12,7 +24,13 @@
 //! read; the backend's own message goes to the operator's log, as for every store
 //! failure.
 
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+
+use serde::Serialize;
+
 use crate::api::http::Response;
+use crate::model::env::Env;
 use crate::model::error::Error;
 use crate::storage::keys;
 use crate::storage::store::Store;
@@ -26,6 +44,30 @@ pub fn live() -> Response {
 pub async fn ready<S: Store>(store: &S) -> Result<Response, Error> {
     store.get(&[keys::GENERATION]).await.map_err(Error::Unavailable)?;
     Ok(Response::json(200, br#"{"status":"ready"}"#.to_vec()))
+}
+
+/// The body of `GET /status`: the network's `NodeStatus`, its success case.
+#[derive(Debug, Serialize)]
+struct NodeStatus {
+    success: Status,
+}
+
+/// The network's `Status` (module docs).
+#[derive(Debug, Serialize)]
+struct Status {
+    id: &'static str,
+    uptime: String,
+    ports: BTreeMap<String, i32>,
+    active: bool,
+}
+
+/// `GET /status`: one store read, as [`ready`].
+pub async fn status<S: Store>(store: &S, env: &Env<'_>) -> Result<Response, Error> {
+    store.get(&[keys::GENERATION]).await.map_err(Error::Unavailable)?;
+    let seconds = env.config.started_at.map_or(0, |started| (env.now.micros() - started.micros()).max(0) / 1_000_000);
+    let status =
+        Status { id: "ledger-node", uptime: alloc::format!("PT{seconds}S"), ports: BTreeMap::new(), active: true };
+    Ok(Response::ok(&NodeStatus { success: status }))
 }
 
 #[cfg(test)]
@@ -71,6 +113,24 @@ mod tests {
         let response = live();
         assert_eq!((response.status, response.body.as_slice()), (200, br#"{"status":"ok"}"#.as_slice()));
         assert_eq!(response.header("content-type"), Some("application/json"));
+    }
+
+    #[test]
+    fn status_counts_the_uptime_from_the_hosts_start_and_is_503_without_a_store() {
+        use crate::model::config::{Config, STARTED_AT};
+        use crate::model::time::Timestamp;
+        let config = Config::from_pairs([(STARTED_AT, "2024-01-02T03:04:05Z")]).unwrap();
+        let now = Timestamp::parse("2024-01-02T04:05:06.5Z").unwrap();
+        let env = Env { now, entropy: [0; 32], config: &config };
+        let response = block_on(status(&MemoryStore::new(), &env)).unwrap();
+        assert_eq!(response.status, 200);
+        assert_eq!(
+            core::str::from_utf8(&response.body).unwrap(),
+            r#"{"success":{"id":"ledger-node","uptime":"PT3661S","ports":{},"active":true}}"#
+        );
+        let failing = Failing::default();
+        assert!(matches!(block_on(status(&failing, &env)), Err(Error::Unavailable(_))));
+        assert_eq!(failing.calls.get(), 1);
     }
 
     #[test]

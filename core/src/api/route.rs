@@ -52,6 +52,7 @@
 //! | GET | `/v0/admin/validator/licenses` | [`ScanRoute::ValidatorLicenses`] (public, as on the network) | `/api/scan` |
 //! | GET | `/livez` | [`Route::Livez`] | `/api/scan`, `/api/validator` |
 //! | GET | `/readyz` | [`Route::Readyz`] | `/api/scan`, `/api/validator` |
+//! | GET | `/status` | [`Route::Status`] | `/api/scan`, `/api/validator` |
 //!
 //! `{coin}` is the configured currency word in lower case (`coin` by default, `amulet`
 //! for `LEDGER_NODE_NAMES_COIN=Amulet`; [`crate::model::names::ApiNames`]); only that spelling
@@ -77,6 +78,13 @@
 //!
 //! A path that matches no row is a 404; a path that matches a row with another
 //! method is a 405 that lists the allowed method.
+//!
+//! ## Templates
+//!
+//! [`template`] names the row a path matches, with its base path and its parameters
+//! left as names (`/api/scan/v2/updates/{update_id}`): what a host labels a request
+//! with in its metrics and logs, so that an id never becomes a label and the labels
+//! are a bounded set.
 //!
 //! ## Path parameters
 //!
@@ -203,6 +211,8 @@ pub enum Route {
     Livez,
     /// `GET /readyz`
     Readyz,
+    /// `GET /status`: the network's `NodeStatus` ([`crate::api::health`])
+    Status,
 }
 
 /// Which share of a host's capacity a route's requests use (see [`Route::class`]).
@@ -283,7 +293,7 @@ impl Route {
             | ChoiceContext { .. }
             | Scan(_) => &[Base::Scan],
             BuyTraffic | BuyTrafficStatus { .. } => &[Base::Validator],
-            Livez | Readyz => &Base::ALL,
+            Livez | Readyz | Status => &Base::ALL,
             AdminIngest
             | AdminTick
             | AdminBuyTrafficRequests
@@ -291,6 +301,54 @@ impl Route {
             | AdminReset
             | AdminExportState
             | AdminExportBlobs => &[],
+        }
+    }
+
+    /// The row of the routes table this route is, as a path at the root with its
+    /// parameters named (module docs, "Templates"). The two paths of
+    /// [`Route::EarliestRound`] are told apart by [`template`], which sees the path.
+    pub fn template(&self) -> &'static str {
+        use Route::*;
+        match self {
+            Version => "/version",
+            OpenApi => "/openapi.json",
+            UpdateById { api: UpdateApi::V2, .. } => "/v2/updates/{update_id}",
+            UpdateById { api: UpdateApi::V1, .. } => "/v1/updates/{update_id}",
+            EarliestRound => "/v0/internal/reward-accounting-process/rounds/earliest-available",
+            MigrationInfo => "/v0/backfilling/migration-info",
+            Updates { api: UpdateApi::V2 } => "/v2/updates",
+            Updates { api: UpdateApi::V1 } => "/v1/updates",
+            ImportUpdates => "/v0/backfilling/import-updates",
+            UpdatesBefore => "/v0/backfilling/updates-before",
+            BackfillingStatus => "/v0/backfilling/status",
+            SnapshotTimestampAfter => "/v0/state/acs/snapshot-timestamp-after",
+            ClosedRounds => "/v0/closed-rounds",
+            CoinPriceVotes => "/v0/{coin}-price/votes",
+            PartyParticipant { .. } => "/v0/domains/{domain_id}/parties/{party_id}/participant-id",
+            PartyParticipants { .. } => "/v1/domains/{domain_id}/parties/{party_id}/participant-id",
+            RollForwardLsu => "/v0/roll-forward-lsu",
+            ChoiceContext { choice: TransferChoice::Reject, .. } => {
+                "/registry/transfer-instruction/v2/{id}/choice-contexts/reject"
+            }
+            ChoiceContext { choice: TransferChoice::Accept, .. } => {
+                "/registry/transfer-instruction/v2/{id}/choice-contexts/accept"
+            }
+            ChoiceContext { choice: TransferChoice::Withdraw, .. } => {
+                "/registry/transfer-instruction/v2/{id}/choice-contexts/withdraw"
+            }
+            BuyTraffic => "/v0/wallet/buy-traffic-requests",
+            BuyTrafficStatus { .. } => "/v0/wallet/buy-traffic-requests/{tracking_id}/status",
+            AdminIngest => "/v0/admin/ingest",
+            AdminTick => "/v0/admin/tick",
+            AdminBuyTrafficRequests => "/v0/admin/wallet/buy-traffic-requests",
+            AdminStoreCheck => "/v0/admin/store-check",
+            AdminReset => "/v0/admin/reset",
+            AdminExportState => "/v0/admin/export/state",
+            AdminExportBlobs => "/v0/admin/export/blobs",
+            Scan(route) => route.template(),
+            Livez => "/livez",
+            Readyz => "/readyz",
+            Status => "/status",
         }
     }
 
@@ -326,7 +384,8 @@ impl Route {
             | AdminBuyTrafficRequests
             | AdminReset
             | Livez
-            | Readyz => Class::Interactive,
+            | Readyz
+            | Status => Class::Interactive,
         }
     }
 
@@ -405,9 +464,43 @@ impl Route {
             ["v0", "admin", "export", "blobs"] => (AdminExportBlobs, "POST"),
             ["livez"] => (Livez, "GET"),
             ["readyz"] => (Readyz, "GET"),
+            ["status"] => (Status, "GET"),
             _ => return ScanRoute::match_segments(seg, coin).map(|(route, method)| (Scan(route), method)),
         };
         Some(found)
+    }
+}
+
+/// The row of the routes table `path` matches, whatever the method (a 405 is labelled
+/// with the row it missed): its base path, if under one, and its template (module
+/// docs, "Templates"). `None` for a path that matches no row.
+pub fn template(path: &str, coin: &str) -> Option<Template> {
+    let (route, _) = Route::match_path(path, coin)?;
+    let base = Base::ALL.into_iter().find(|base| path.starts_with(base.prefix()) && route.bases().contains(base));
+    let root = match route {
+        Route::EarliestRound if !path.contains("/v0/internal/") => {
+            "/v0/reward-accounting-process/rounds/earliest-available"
+        }
+        route => route.template(),
+    };
+    Some(Template { base, root })
+}
+
+/// A route template ([`template`]); displayed as the full path (`/api/scan/version`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Template {
+    /// The base path the request came under, if any.
+    pub base: Option<Base>,
+    /// The template at the root.
+    pub root: &'static str,
+}
+
+impl core::fmt::Display for Template {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if let Some(base) = self.base {
+            f.write_str(base.prefix())?;
+        }
+        f.write_str(self.root)
     }
 }
 
@@ -472,6 +565,32 @@ pub enum ScanRoute {
 }
 
 impl ScanRoute {
+    /// This read's row of the routes table ([`Route::template`]).
+    fn template(&self) -> &'static str {
+        use ScanRoute::*;
+        match self {
+            DsoPartyId => "/v0/dso-party-id",
+            CoinRules => "/v0/{coin}-rules",
+            ExternalPartyCoinRules => "/v0/external-party-{coin}-rules",
+            AnsRules => "/v0/ans-rules",
+            OpenAndIssuingRounds => "/v0/open-and-issuing-mining-rounds",
+            DsoInfo => "/v0/dso",
+            DsoSequencers => "/v0/dso-sequencers",
+            DsoScans => "/v0/scans",
+            LastMigration => "/v0/migrations/last",
+            TransferPreapproval { .. } => "/v0/transfer-preapprovals/by-party/{party}",
+            FeaturedApps => "/v0/featured-apps",
+            FeaturedApp { .. } => "/v0/featured-apps/{provider_party_id}",
+            TransferCommandCounter { .. } => "/v0/transfer-command-counter/{party}",
+            AnsEntries => "/v0/ans-entries",
+            AnsEntryByParty { .. } => "/v0/ans-entries/by-party/{party}",
+            AnsEntryByName { .. } => "/v0/ans-entries/by-name/{name}",
+            DevelopmentFundCoupons => "/v0/unclaimed-development-fund-coupons",
+            VoteRequests => "/v0/admin/sv/voterequests",
+            ValidatorLicenses => "/v0/admin/validator/licenses",
+        }
+    }
+
     /// The scan read `seg` names at the root, with its method; `coin` spells the coin
     /// rules paths.
     fn match_segments(seg: &[&str], coin: &str) -> Option<(ScanRoute, &'static str)> {
@@ -534,6 +653,7 @@ mod tests {
     use super::*;
     use Method::{Get, Post};
     use alloc::string::ToString;
+    use alloc::vec::Vec;
 
     macro_rules! route {
         ($method:expr, $path:expr => $expected:expr) => {
@@ -610,6 +730,7 @@ mod tests {
             (Post, "/v0/admin/export/blobs", Route::AdminExportBlobs),
             (Get, "/livez", Route::Livez),
             (Get, "/readyz", Route::Readyz),
+            (Get, "/status", Route::Status),
             (Get, "/v0/dso-party-id", Route::Scan(ScanRoute::DsoPartyId)),
             (Post, "/v0/coin-rules", Route::Scan(ScanRoute::CoinRules)),
             (Post, "/v0/external-party-coin-rules", Route::Scan(ScanRoute::ExternalPartyCoinRules)),
@@ -798,6 +919,49 @@ mod tests {
             (Method::Get, "/v2/updates/abc"),
         ] {
             assert_eq!(class(method, path), Ok(Class::Interactive), "{path}");
+        }
+    }
+
+    /// Whether `path` is an instance of `template`: the same segments, a `{name}`
+    /// segment standing for any, and `{coin}` for the currency word `coin`.
+    fn instance_of(template: &str, path: &str) -> bool {
+        let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+        t.len() == p.len()
+            && t.iter()
+                .zip(&p)
+                .all(|(t, p)| (t.starts_with('{') && t.ends_with('}')) || t.replace("{coin}", "coin") == *p)
+    }
+
+    #[test]
+    fn every_route_names_its_template_at_the_root_and_under_its_bases() {
+        for (_, path, route) in every_route() {
+            let named = template(path, "Coin").unwrap_or_else(|| panic!("{path} has no template"));
+            assert_eq!(named.base, None, "{path}");
+            assert!(instance_of(named.root, path), "{path} is not an instance of {}", named.root);
+            for base in route.bases() {
+                let prefixed = alloc::format!("{}{path}", base.prefix());
+                let under = template(&prefixed, "Coin").map(|t| t.to_string());
+                assert_eq!(under, Some(alloc::format!("{}{}", base.prefix(), named.root)), "{prefixed}");
+            }
+        }
+        let alias = template("/v0/reward-accounting-process/rounds/earliest-available", "Coin");
+        assert_eq!(alias.map(|t| t.root), Some("/v0/reward-accounting-process/rounds/earliest-available"));
+        assert_eq!(template("/v0/amulet-rules", "Amulet").map(|t| t.root), Some("/v0/{coin}-rules"));
+    }
+
+    #[test]
+    fn a_template_never_carries_the_ids_of_the_path() {
+        let path = "/api/scan/v1/domains/dom%3A%3A1/parties/alice%3A%3A99/participant-id";
+        assert_eq!(
+            template(path, "Coin").map(|t| t.to_string()).as_deref(),
+            Some("/api/scan/v1/domains/{domain_id}/parties/{party_id}/participant-id")
+        );
+    }
+
+    #[test]
+    fn an_unknown_path_has_no_template() {
+        for path in ["", "/", "/metrics", "/v2/updates/", "/v2/updates/x/y", "/api/validator/version", "/api/scan"] {
+            assert_eq!(template(path, "Coin"), None, "{path}");
         }
     }
 

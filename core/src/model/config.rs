@@ -21,6 +21,7 @@ use alloc::string::{String, ToString};
 use core::fmt;
 
 use crate::model::jwks::KeySet;
+use crate::model::time::Timestamp;
 
 /// Bearer token for `/v0/admin/*`.
 pub const ADMIN_TOKEN: &str = "LEDGER_NODE_ADMIN_TOKEN";
@@ -50,8 +51,12 @@ pub const DEFAULT_COIN: &str = "Coin";
 /// Whether `POST /v0/admin/reset` may wipe the node's state.
 pub const ALLOW_RESET: &str = "LEDGER_NODE_ALLOW_RESET";
 
+/// When the process (or isolate) serving the node started, RFC 3339 UTC: set by the
+/// host, for the uptime of `GET /status`.
+pub const STARTED_AT: &str = "LEDGER_NODE_STARTED_AT";
+
 /// Every configuration name the node reads.
-pub const NAMES: [&str; 10] = [
+pub const NAMES: [&str; 11] = [
     ADMIN_TOKEN,
     JWT_HS256_SECRET,
     JWT_JWKS,
@@ -62,6 +67,7 @@ pub const NAMES: [&str; 10] = [
     NAMES_COIN,
     NAMES_ANS,
     ALLOW_RESET,
+    STARTED_AT,
 ];
 
 /// The node's configuration.
@@ -87,6 +93,8 @@ pub struct Config {
     pub ans_acronym: String,
     /// Whether the reset endpoint may wipe the node.
     pub allow_reset: bool,
+    /// When the host serving the node started ([`STARTED_AT`]); `None`: not said.
+    pub started_at: Option<Timestamp>,
 }
 
 impl fmt::Debug for Config {
@@ -102,6 +110,7 @@ impl fmt::Debug for Config {
             .field("names", &self.names)
             .field("ans_acronym", &self.ans_acronym)
             .field("allow_reset", &self.allow_reset)
+            .field("started_at", &self.started_at)
             .finish()
     }
 }
@@ -143,6 +152,7 @@ impl Default for Config {
             names: Names { root: DEFAULT_ROOT.into(), coin: DEFAULT_COIN.into() },
             ans_acronym: DEFAULT_ANS.into(),
             allow_reset: false,
+            started_at: None,
         }
     }
 }
@@ -226,6 +236,12 @@ impl Config {
                     });
                 }
             };
+        }
+        if let Some(text) = lookup(STARTED_AT) {
+            config.started_at = Some(Timestamp::parse(text.trim()).map_err(|_| ConfigError {
+                name: STARTED_AT,
+                problem: alloc::format!("must be an RFC 3339 UTC time (2024-01-02T03:04:05Z), not {text:?}"),
+            })?);
         }
         Ok(config)
     }

@@ -23,6 +23,7 @@ use super::bindings::exports::ledger::node::handler::{Request, Response, TickRep
 use super::bindings::{NodeApi, NodeApiPre};
 use super::store_import::{self, StoreCalls, StoreImport};
 use crate::backend::Backend;
+use crate::metrics::Metrics;
 
 /// The component this host was built with (see `build.rs`), embedded in the binary, so
 /// that a binary runs the component it was built with wherever it is copied to.
@@ -93,6 +94,8 @@ pub struct Node {
     idle: std::sync::Mutex<Vec<Instance>>,
     /// Calls into the component by this node's instances ([`Node::component_calls`]).
     entered: Arc<AtomicU64>,
+    /// What the node is doing ([`crate::metrics`]).
+    metrics: Arc<Metrics>,
 }
 
 /// Most idle instances a node keeps for reuse.
@@ -125,7 +128,7 @@ pub fn engine() -> anyhow::Result<Engine> {
         Ok(cache) => {
             config.cache(Some(cache));
         }
-        Err(e) => eprintln!("ledger-node: compiling without wasmtime's code cache: {e:#}"),
+        Err(e) => tracing::warn!(cause = %format!("{e:#}"), "compiling without wasmtime's code cache"),
     }
     Ok(Engine::new(&config).context("creating the wasmtime engine")?)
 }
@@ -149,7 +152,24 @@ impl Node {
         store_import::add_to_linker(&mut linker, |state| &mut state.import)?;
         let pre = NodeApiPre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
             .context("checking the component's exports")?;
-        Ok(Node { pre, backend, options, idle: std::sync::Mutex::new(Vec::new()), entered: Arc::default() })
+        Ok(Node {
+            pre,
+            backend,
+            options,
+            idle: std::sync::Mutex::new(Vec::new()),
+            entered: Arc::default(),
+            metrics: Arc::default(),
+        })
+    }
+
+    /// The node's metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// How the node runs.
+    pub fn options(&self) -> &Options {
+        &self.options
     }
 
     /// The backend this node keeps its state in.
@@ -190,7 +210,11 @@ impl Node {
     /// random source from WASI on every call, and everything it knows lives in the
     /// store. An instance that failed (a trap) is never returned to the pool.
     pub fn checkout(&self) -> anyhow::Result<Instance> {
-        let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let idle = self.idle.lock().ok().and_then(|mut idle| {
+            let instance = idle.pop();
+            self.metrics.instances_idle(idle.len());
+            instance
+        });
         match idle {
             Some(instance) => Ok(instance),
             None => self.instance(),
@@ -202,12 +226,14 @@ impl Node {
     /// it) or the pool is full.
     pub fn checkin(&self, instance: Instance) {
         if instance.memory_bytes() > POOLED_MEMORY_LIMIT {
+            self.metrics.instance_dropped();
             return;
         }
         if let Ok(mut idle) = self.idle.lock()
             && idle.len() < IDLE_INSTANCES
         {
             idle.push(instance);
+            self.metrics.instances_idle(idle.len());
         }
     }
 
@@ -219,6 +245,7 @@ impl Node {
     /// Serves one request with a pooled instance, which goes back to the pool
     /// afterwards unless the call failed or it grew too large.
     pub fn serve(&self, request: &Request) -> anyhow::Result<Response> {
+        let _busy = self.metrics.instance_busy();
         let mut instance = self.checkout()?;
         let response = instance.serve(request)?;
         self.checkin(instance);

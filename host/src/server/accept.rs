@@ -24,9 +24,12 @@ pub fn open_file_budget(wanted: usize) -> usize {
     };
     let room = usize::try_from(files.saturating_sub(RESERVED_FILES)).unwrap_or(usize::MAX).max(1);
     if room < wanted {
-        eprintln!(
-            "ledger-node: the open-file limit ({files}) leaves room for {room} connections, not {wanted}; \
-             further connections wait to be accepted (raise the limit with `ulimit -n` to allow more)"
+        tracing::warn!(
+            open_file_limit = files,
+            connections = room,
+            wanted,
+            "the open-file limit leaves room for fewer connections than asked; further connections wait to be \
+             accepted (raise the limit with `ulimit -n` to allow more)"
         );
     }
     room.min(wanted)
@@ -53,10 +56,10 @@ impl Errors {
     /// Records a failed accept; how long to pause before the next.
     pub fn failed(&mut self, error: &std::io::Error) -> Duration {
         if self.failures == 0 {
-            eprintln!(
-                "ledger-node: accepting a connection failed: {error}; backing off (up to {} s between tries) \
-                 until accepting works again",
-                LONGEST_PAUSE.as_secs()
+            tracing::error!(
+                cause = %error,
+                longest_pause_seconds = LONGEST_PAUSE.as_secs(),
+                "accepting a connection failed; backing off until accepting works again"
             );
             self.pause = FIRST_PAUSE;
         } else {
@@ -69,7 +72,7 @@ impl Errors {
     /// Records an accept that worked, ending a run of failures.
     pub fn recovered(&mut self) {
         if self.failures > 0 {
-            eprintln!("ledger-node: accepting connections again, after {} failed tries", self.failures);
+            tracing::info!(failed_tries = self.failures, "accepting connections again");
             *self = Errors::default();
         }
     }

@@ -52,6 +52,8 @@ use crate::host;
 /// is the connection's place under the cap, given back when it ends.
 pub(super) async fn serve(stream: TcpStream, shared: Arc<Shared>, permit: OwnedSemaphorePermit) {
     let limits = shared.limits;
+    let metrics = Arc::clone(shared.node.metrics());
+    let _open = metrics.connection();
     let activity = Arc::new(Activity::new());
     let _registered = shared.open.enter(Arc::clone(&activity));
     let io = TokioIo::new(Watched { inner: stream, activity: Arc::clone(&activity) });
@@ -77,15 +79,15 @@ pub(super) async fn serve(stream: TcpStream, shared: Arc<Shared>, permit: OwnedS
             if let Err(e) = result
                 && !e.is_incomplete_message()
             {
-                eprintln!("ledger-node: connection error: {e}");
+                tracing::debug!(cause = %e, "connection error");
             }
         }
         // Dropping the connection closes the socket.
         ended = activity.expired(&limits) => {
             if ended == Ended::Write {
-                eprintln!(
-                    "ledger-node: an answer was cut off: its client took no bytes for {} s",
-                    limits.write_timeout.as_secs_f64()
+                tracing::warn!(
+                    write_timeout_seconds = limits.write_timeout.as_secs_f64(),
+                    "an answer was cut off: its client took no bytes within the write timeout"
                 );
             }
         }
@@ -343,13 +345,58 @@ impl AsyncWrite for Watched {
 type HttpResponse = hyper::Response<Answer>;
 
 /// Answers one request; an internal failure is a masked 500 whose cause is logged.
+/// Every request is counted in the node's metrics and logged on one line, by its
+/// route template (never its path), with an id that the answer carries in
+/// [`REQUEST_ID`].
 async fn respond(shared: &Shared, request: hyper::Request<Incoming>) -> HttpResponse {
-    match translate_and_handle(shared, request).await {
+    let started = std::time::Instant::now();
+    let id = request_id();
+    let method = method_label(request.method());
+    let route = ledger_node_core::api::route::template(request.uri().path(), &shared.coin)
+        .map_or_else(|| "other".to_owned(), |template| template.to_string());
+    let mut response = match translate_and_handle(shared, request, &id).await {
         Ok(response) => response,
         Err(e) => {
-            eprintln!("ledger-node: serving a request failed: {e:#}");
+            tracing::error!(request_id = %id, cause = %format!("{e:#}"), "serving a request failed");
             error_response(500, "internal error; the operator has been told the cause")
         }
+    };
+    let status = response.status().as_u16();
+    let seconds = started.elapsed().as_secs_f64();
+    shared.node.metrics().request(method, &route, status, seconds);
+    if let Ok(value) = hyper::header::HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    tracing::info!(request_id = %id, method, route = %route, status, duration_ms = seconds * 1000.0, "request");
+    response
+}
+
+/// The response header that carries a request's id, as its log line does.
+pub(super) const REQUEST_ID: &str = "x-request-id";
+
+/// A fresh request id: 16 hex digits, from a counter hashed with this process's
+/// random key, so that ids are unique in a run and do not repeat across runs.
+fn request_id() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    static KEY: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = KEY.get_or_init(std::hash::RandomState::new).build_hasher();
+    hasher.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
+    format!("{:016x}", hasher.finish())
+}
+
+/// The method as a metrics label: one of the methods of HTTP/1.1, or `other`, so that
+/// a client cannot make up label values.
+fn method_label(method: &hyper::Method) -> &'static str {
+    match *method {
+        hyper::Method::GET => "GET",
+        hyper::Method::HEAD => "HEAD",
+        hyper::Method::POST => "POST",
+        hyper::Method::PUT => "PUT",
+        hyper::Method::DELETE => "DELETE",
+        hyper::Method::PATCH => "PATCH",
+        hyper::Method::OPTIONS => "OPTIONS",
+        _ => "other",
     }
 }
 
@@ -361,7 +408,11 @@ fn class(method: &str, path: &str) -> Class {
     Route::parse(&method, path, ledger_node_core::model::config::DEFAULT_COIN).map_or(Class::Interactive, |r| r.class())
 }
 
-async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>) -> anyhow::Result<HttpResponse> {
+async fn translate_and_handle(
+    shared: &Shared,
+    request: hyper::Request<Incoming>,
+    id: &str,
+) -> anyhow::Result<HttpResponse> {
     let (parts, body) = request.into_parts();
     if let Some(problem) = ambiguous_head(&parts.headers) {
         // Its body is not read: the connection cannot go on after it.
@@ -461,13 +512,42 @@ async fn translate_and_handle(shared: &Shared, request: hyper::Request<Incoming>
         (request, response, held)
     };
     if let Some(log) = &response.log {
-        eprintln!("ledger-node: {} {} -> {}: {log}", request.method, request.path, response.status);
+        tracing::warn!(request_id = %id, status = response.status, cause = %log, "the node reported a failure");
+    }
+    if class == Class::Bulk && is_ingest(&request) {
+        count_ingest(shared, &response);
     }
     let mut builder = hyper::Response::builder().status(response.status);
     for (name, value) in &response.headers {
         builder = builder.header(name, value);
     }
     Ok(builder.body(Answer::new(response.body, held))?)
+}
+
+/// Whether `request` is an ingest batch (`POST /v0/admin/ingest`).
+fn is_ingest(request: &host::Request) -> bool {
+    let method = ledger_node_core::Method::parse(&request.method);
+    Route::parse(&method, &request.path, ledger_node_core::model::config::DEFAULT_COIN) == Ok(Route::AdminIngest)
+}
+
+/// Counts an ingest batch's answer: what it applied, or that it was refused. A request
+/// the node did not take as the operator's (401, 403) is no batch.
+fn count_ingest(shared: &Shared, response: &host::Response) {
+    let metrics = shared.node.metrics();
+    match response.status {
+        200 => match serde_json::from_slice::<crate::ingest::Totals>(&response.body) {
+            Ok(summary) => {
+                metrics.ingest_applied(&summary);
+                tracing::info!(updates = summary.applied.update, unchanged = summary.unchanged, "ingest batch applied");
+            }
+            Err(e) => tracing::warn!(cause = %e, "an ingest answer could not be read"),
+        },
+        401 | 403 => {}
+        status => {
+            metrics.ingest_refused();
+            tracing::warn!(status, "ingest batch refused");
+        }
+    }
 }
 
 /// Runs `work` on this thread, a panic in it an error.

@@ -61,8 +61,8 @@ pub fn serve_with(db: &Path, args: &[&str], envs: &[(&str, &str)]) -> NativeNode
     let (address, listening) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(base) = line.strip_prefix("ledger-node: serving on ") {
-                let _ = address.send(base.to_owned());
+            if let Some(base) = ledger_node_tests::serving_base(&line) {
+                let _ = address.send(base);
             }
         }
     });
