@@ -582,6 +582,7 @@ impl ScanRoute {
             FeaturedApps => "/v0/featured-apps",
             FeaturedApp { .. } => "/v0/featured-apps/{provider_party_id}",
             TransferCommandCounter { .. } => "/v0/transfer-command-counter/{party}",
+            TransferCommandStatus => "/v0/transfer-command/status",
             AnsEntries => "/v0/ans-entries",
             AnsEntryByParty { .. } => "/v0/ans-entries/by-party/{party}",
             AnsEntryByName { .. } => "/v0/ans-entries/by-name/{name}",
@@ -683,7 +684,7 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route); 52] {
+    fn every_route() -> [(Method, &'static str, Route); 53] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice };
         [
             (Get, "/version", Route::Version),

@@ -881,7 +881,7 @@ fn the_answers_about_a_demo_history_match_the_document() {
 /// validator's wallet API of `hyperledger-labs/splice`. (The validator's probes are
 /// `isLive` and `isReady` too, in its own document; in this one, which has both apps,
 /// the scan's keep them and the validator's are `isLiveAtValidator`, `isReadyAtValidator`.)
-const NETWORK_IDS: [(&str, &str, &str); 42] = [
+const NETWORK_IDS: [(&str, &str, &str); 43] = [
     ("GET", "/api/scan/version", "getVersion"),
     ("GET", "/api/scan/livez", "isLive"),
     ("GET", "/api/scan/readyz", "isReady"),
