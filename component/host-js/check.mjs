@@ -28,7 +28,7 @@ const nativeBase = await new Promise((resolve, reject) => {
   native.stderr.on('data', (chunk) => {
     seen += chunk;
     // The whole line: stderr can arrive split anywhere, even inside the address.
-    const found = seen.match(/serving on (http:\/\/\S+)\r?\n/);
+    const found = seen.match(/serving on (http:\/\/[^\s"]+)["\r\n]/);
     if (found) resolve(found[1]);
   });
   native.on('exit', (code) => reject(new Error(`ledger-node serve exited with ${code}: ${seen}`)));

@@ -46,7 +46,7 @@ function startNode(): Promise<string> {
     child.stderr!.on("data", (chunk: string) => {
       log += chunk;
       // The whole line: stderr can arrive split anywhere, even inside the address.
-      const match = /serving on (http:\/\/\S+)\r?\n/.exec(log);
+      const match = /serving on (http:\/\/[^\s"]+)["\r\n]/.exec(log);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]);
