@@ -96,6 +96,7 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
         Route::PartyParticipants { domain_id, party_id } => hosting::participants(store, domain_id, party_id).await,
         Route::RollForwardLsu => hosting::roll_forward(store).await,
         Route::Scan(scan) => api::scan::handle(scan, request, body, env, store).await,
+        Route::Registry(registry) => registry::handle(registry, request, body, env, store).await,
         Route::AdminIngest => {
             auth::authorize(request, env.config)?;
             Ok(Response::ok(&ingest::ingest(body, store, env.config).await?))

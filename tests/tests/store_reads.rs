@@ -285,3 +285,50 @@ fn transfer_command_sender(updates: usize) -> String {
     let sender = fields.iter().find(|f| f["label"] == "sender").expect("a sender");
     sender["value"]["party"].as_str().expect("a party").to_owned()
 }
+
+/// The token standard registry: the metadata from one scan; the transfer factory from
+/// one scan each for the coin rules, the factory, the open rounds, the external party
+/// config states and (unless a self transfer) the receiver's preapproval, and then
+/// (when there is one) its provider's featured app right, one `get_many` of the candidates' records, and one
+/// scan per disclosed contract for where it is now.
+#[test]
+fn the_registry_s_calls_cost_a_fixed_number_of_store_reads() {
+    let (node, _) = ingested(1500);
+    let scans = |n: u32| StoreCalls { scan: n, ..StoreCalls::default() };
+    let get = |target: &str| {
+        let (response, calls) =
+            node.instance().expect("an instance").handle_counted(&request("GET", target, None)).expect("handled");
+        assert_eq!(response.status, 200, "{target}: {}", String::from_utf8_lossy(&response.body));
+        (serde_json::from_slice::<serde_json::Value>(&response.body).expect("JSON"), calls)
+    };
+    let (info, calls) = get("/registry/metadata/v1/info");
+    assert_eq!(calls, scans(1), "registry info");
+    for target in ["/registry/metadata/v1/instruments", "/registry/metadata/v1/instruments/Coin"] {
+        assert_eq!(get(target).1, scans(1), "{target}");
+    }
+    let dso = info["adminId"].as_str().expect("an admin").to_owned();
+    let (entries, _) = get("/v0/ans-entries?page_size=1");
+    let user = entries["entries"][0]["user"].as_str().expect("a user").to_owned();
+    let (preapproval, _) = get(&format!("/v0/transfer-preapprovals/by-party/{user}"));
+    assert!(preapproval["transfer_preapproval"]["contract"]["payload"]["provider"].is_string(), "{preapproval}");
+    let body = |sender: &str, receiver: &str| {
+        serde_json::json!({"choiceArguments": {
+            "expectedAdmin": dso,
+            "transfer": {"sender": sender, "receiver": receiver, "amount": "1.0",
+                "instrumentId": {"admin": dso, "id": "Coin"},
+                "requestedAt": "2020-01-01T00:00:00Z", "executeBefore": "2999-01-01T00:00:00Z",
+                "inputHoldingCids": ["h"], "meta": {"values": {}}},
+            "extraArgs": {"context": {"values": {}}, "meta": {"values": {}}}}})
+    };
+    let path = "/registry/transfer-instruction/v1/transfer-factory";
+    for (sender, receiver, kind, lookups) in [
+        ("nobody::1", user.as_str(), "direct", 6),
+        ("nobody::1", "nobody::2", "offer", 5),
+        ("nobody::1", "nobody::1", "self", 4),
+    ] {
+        let (answer, calls) = post_json(&node, path, body(sender, receiver));
+        assert_eq!(answer["transferKind"], kind, "{answer}");
+        let disclosed = answer["choiceContext"]["disclosedContracts"].as_array().map_or(0, |d| d.len() as u32);
+        assert_eq!(calls, StoreCalls { scan: lookups + disclosed, get_many: 1, ..StoreCalls::default() }, "{kind}");
+    }
+}

@@ -50,6 +50,11 @@
 //! | GET | `/v0/unclaimed-development-fund-coupons` | [`ScanRoute::DevelopmentFundCoupons`] | `/api/scan` |
 //! | GET | `/v0/admin/sv/voterequests` | [`ScanRoute::VoteRequests`] (public, as on the network) | `/api/scan` |
 //! | GET | `/v0/admin/validator/licenses` | [`ScanRoute::ValidatorLicenses`] (public, as on the network) | `/api/scan` |
+//! | GET | `/registry/metadata/v1/info` | [`RegistryRoute::Info`] | `/api/scan` |
+//! | GET | `/registry/metadata/v1/instruments` | [`RegistryRoute::Instruments`] | `/api/scan` |
+//! | GET | `/registry/metadata/v1/instruments/{instrumentId}` | [`RegistryRoute::Instrument`] | `/api/scan` |
+//! | POST | `/registry/transfer-instruction/{v1,v2}/transfer-factory` | [`RegistryRoute::TransferFactory`] | `/api/scan` |
+//! | POST | `/registry/transfer-instruction/v1/{id}/choice-contexts/{reject,accept,withdraw}` | [`RegistryRoute::ChoiceContextV1`] | `/api/scan` |
 //! | GET | `/livez` | [`Route::Livez`] | `/api/scan`, `/api/validator` |
 //! | GET | `/readyz` | [`Route::Readyz`] | `/api/scan`, `/api/validator` |
 //! | GET | `/status` | [`Route::Status`] | `/api/scan`, `/api/validator` |
@@ -102,7 +107,9 @@
 //! class its own component slots, so a flood of pages never delays a wallet request.
 
 use crate::api::http::Method;
-use crate::model::ids::{ContractId, EntryName, PartyId, PathParam, SynchronizerId, TrackingId, UpdateId};
+use crate::model::ids::{
+    ContractId, EntryName, InstrumentId, PartyId, PathParam, SynchronizerId, TrackingId, UpdateId,
+};
 use crate::model::names::is_price_segment;
 
 /// Which version of the update-by-id endpoint was asked for.
@@ -207,6 +214,8 @@ pub enum Route {
     AdminExportBlobs,
     /// A scan read of a validator or a wallet ([`ScanRoute`]).
     Scan(ScanRoute),
+    /// A token standard registry call besides the v2 choice contexts ([`RegistryRoute`]).
+    Registry(RegistryRoute),
     /// `GET /livez`
     Livez,
     /// `GET /readyz`
@@ -291,7 +300,8 @@ impl Route {
             | PartyParticipants { .. }
             | RollForwardLsu
             | ChoiceContext { .. }
-            | Scan(_) => &[Base::Scan],
+            | Scan(_)
+            | Registry(_) => &[Base::Scan],
             BuyTraffic | BuyTrafficStatus { .. } => &[Base::Validator],
             Livez | Readyz | Status => &Base::ALL,
             AdminIngest
@@ -346,6 +356,7 @@ impl Route {
             AdminExportState => "/v0/admin/export/state",
             AdminExportBlobs => "/v0/admin/export/blobs",
             Scan(route) => route.template(),
+            Registry(route) => route.template(),
             Livez => "/livez",
             Readyz => "/readyz",
             Status => "/status",
@@ -378,6 +389,7 @@ impl Route {
             | RollForwardLsu
             | ChoiceContext { .. }
             | Scan(_)
+            | Registry(_)
             | BuyTraffic
             | BuyTrafficStatus { .. }
             | AdminTick
@@ -465,6 +477,9 @@ impl Route {
             ["livez"] => (Livez, "GET"),
             ["readyz"] => (Readyz, "GET"),
             ["status"] => (Status, "GET"),
+            ["registry", ..] => {
+                return RegistryRoute::match_segments(seg).map(|(route, method)| (Registry(route), method));
+            }
             _ => return ScanRoute::match_segments(seg, coin).map(|(route, method)| (Scan(route), method)),
         };
         Some(found)
@@ -629,6 +644,95 @@ impl ScanRoute {
     }
 }
 
+/// Which version of a token standard registry API a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegistryApi {
+    /// `/registry/.../v1/...`
+    V1,
+    /// `/registry/.../v2/...`
+    V2,
+}
+
+/// The token standard registry's calls besides the v2 choice contexts
+/// ([`Route::ChoiceContext`]); see [`crate::api::registry`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryRoute {
+    /// `GET /registry/metadata/v1/info`
+    Info,
+    /// `GET /registry/metadata/v1/instruments`
+    Instruments,
+    /// `GET /registry/metadata/v1/instruments/{instrumentId}`
+    Instrument {
+        /// The instrument id.
+        instrument_id: PathParam<InstrumentId>,
+    },
+    /// `POST /registry/transfer-instruction/{v1,v2}/transfer-factory`
+    TransferFactory {
+        /// Which API version.
+        api: RegistryApi,
+    },
+    /// `POST /registry/transfer-instruction/v1/{id}/choice-contexts/{choice}`: the same
+    /// context as the v2 path.
+    ChoiceContextV1 {
+        /// The transfer instruction's contract id.
+        transfer_instruction_id: PathParam<ContractId>,
+        /// The choice the context is for.
+        choice: TransferChoice,
+    },
+}
+
+impl RegistryRoute {
+    /// This call's row of the routes table ([`Route::template`]).
+    fn template(&self) -> &'static str {
+        use RegistryRoute::*;
+        match self {
+            Info => "/registry/metadata/v1/info",
+            Instruments => "/registry/metadata/v1/instruments",
+            Instrument { .. } => "/registry/metadata/v1/instruments/{instrumentId}",
+            TransferFactory { api: RegistryApi::V1 } => "/registry/transfer-instruction/v1/transfer-factory",
+            TransferFactory { api: RegistryApi::V2 } => "/registry/transfer-instruction/v2/transfer-factory",
+            ChoiceContextV1 { choice: TransferChoice::Reject, .. } => {
+                "/registry/transfer-instruction/v1/{id}/choice-contexts/reject"
+            }
+            ChoiceContextV1 { choice: TransferChoice::Accept, .. } => {
+                "/registry/transfer-instruction/v1/{id}/choice-contexts/accept"
+            }
+            ChoiceContextV1 { choice: TransferChoice::Withdraw, .. } => {
+                "/registry/transfer-instruction/v1/{id}/choice-contexts/withdraw"
+            }
+        }
+    }
+
+    /// The registry call `seg` names at the root, with its method.
+    fn match_segments(seg: &[&str]) -> Option<(RegistryRoute, &'static str)> {
+        use RegistryRoute::*;
+        Some(match seg {
+            ["registry", "metadata", "v1", "info"] => (Info, "GET"),
+            ["registry", "metadata", "v1", "instruments"] => (Instruments, "GET"),
+            ["registry", "metadata", "v1", "instruments", raw] => {
+                (Instrument { instrument_id: InstrumentId::from_path(raw, "instrumentId") }, "GET")
+            }
+            ["registry", "transfer-instruction", "v1", "transfer-factory"] => {
+                (TransferFactory { api: RegistryApi::V1 }, "POST")
+            }
+            ["registry", "transfer-instruction", "v2", "transfer-factory"] => {
+                (TransferFactory { api: RegistryApi::V2 }, "POST")
+            }
+            ["registry", "transfer-instruction", "v1", id, "choice-contexts", choice] => {
+                let choice = match *choice {
+                    "reject" => TransferChoice::Reject,
+                    "accept" => TransferChoice::Accept,
+                    "withdraw" => TransferChoice::Withdraw,
+                    _ => return None,
+                };
+                let transfer_instruction_id = ContractId::from_path(id, "transfer_instruction_id");
+                (ChoiceContextV1 { transfer_instruction_id, choice }, "POST")
+            }
+            _ => return None,
+        })
+    }
+}
+
 /// Whether `segment` is `before`, the currency word `coin` in lower case, then `after`,
 /// compared without allocating.
 fn is_coin_segment(segment: &str, before: &str, coin: &str, after: &str) -> bool {
@@ -684,8 +788,11 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route); 53] {
+    fn every_route() -> [(Method, &'static str, Route); 61] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice };
+        let choice_v1 = |choice| {
+            Route::Registry(RegistryRoute::ChoiceContextV1 { transfer_instruction_id: instruction("00ab"), choice })
+        };
         [
             (Get, "/version", Route::Version),
             (Get, "/openapi.json", Route::OpenApi),
@@ -716,6 +823,32 @@ mod tests {
             (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/reject", choice(TransferChoice::Reject)),
             (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/accept", choice(TransferChoice::Accept)),
             (Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/withdraw", choice(TransferChoice::Withdraw)),
+            (Get, "/registry/metadata/v1/info", Route::Registry(RegistryRoute::Info)),
+            (Get, "/registry/metadata/v1/instruments", Route::Registry(RegistryRoute::Instruments)),
+            (
+                Get,
+                "/registry/metadata/v1/instruments/Coin",
+                Route::Registry(RegistryRoute::Instrument {
+                    instrument_id: Ok(InstrumentId::parse("instrumentId", "Coin").unwrap()),
+                }),
+            ),
+            (
+                Post,
+                "/registry/transfer-instruction/v1/transfer-factory",
+                Route::Registry(RegistryRoute::TransferFactory { api: RegistryApi::V1 }),
+            ),
+            (
+                Post,
+                "/registry/transfer-instruction/v2/transfer-factory",
+                Route::Registry(RegistryRoute::TransferFactory { api: RegistryApi::V2 }),
+            ),
+            (Post, "/registry/transfer-instruction/v1/00ab/choice-contexts/reject", choice_v1(TransferChoice::Reject)),
+            (Post, "/registry/transfer-instruction/v1/00ab/choice-contexts/accept", choice_v1(TransferChoice::Accept)),
+            (
+                Post,
+                "/registry/transfer-instruction/v1/00ab/choice-contexts/withdraw",
+                choice_v1(TransferChoice::Withdraw),
+            ),
             (Post, "/v0/wallet/buy-traffic-requests", Route::BuyTraffic),
             (
                 Post,

@@ -192,6 +192,11 @@ id_type! {
     EntryName
 }
 
+id_type! {
+    /// A token registry's instrument id (`GET /registry/metadata/v1/instruments/{instrumentId}`).
+    InstrumentId
+}
+
 /// `text` quoted for a log line, cut to its first 64 characters (and its length
 /// given) when it is longer: log lines name records, they do not copy them.
 pub fn shown(text: &str) -> String {

@@ -1,6 +1,20 @@
-//! Token registry: the choice contexts of a transfer instruction (`POST /registry/transfer-instruction/v2/{id}/choice-contexts/{choice}`).
+//! Token registry: what a token standard wallet asks the registry of the network's coin
+//! (the token standard's off-ledger APIs, `token-standard/splice-api-token-*/openapi/*.yaml`
+//! of `hyperledger-labs/splice`):
 //!
-//! `POST /registry/transfer-instruction/v2/{id}/choice-contexts/{reject,withdraw,accept}`
+//! - [`metadata`]: `GET /registry/metadata/v1/{info,instruments,instruments/{id}}`;
+//! - [`factory`]: `POST /registry/transfer-instruction/{v1,v2}/transfer-factory`;
+//! - this module: the choice contexts of a transfer instruction, under both `v1` and `v2`
+//!   (`POST /registry/transfer-instruction/{v1,v2}/{id}/choice-contexts/{choice}`), one
+//!   context for both versions.
+//!
+//! The network's registry is its scan app's token standard handlers
+//! (`apps/scan/src/main/scala/org/lfdecentralizedtrust/splice/scan/admin/http/HttpTokenStandard*Handler.scala`
+//! and `apps/scan/.../scan/util/ChoiceContextBuilder.scala`); the rules below are theirs.
+//!
+//! ## Choice contexts
+//!
+//! `POST /registry/transfer-instruction/{v1,v2}/{id}/choice-contexts/{reject,withdraw,accept}`
 //! answers the extra data a wallet needs to exercise that choice on the transfer
 //! instruction `id`: `choiceContextData` (`{"values": {key: AnyValue}}`) and the contracts
 //! to disclose to the participant that submits it.
@@ -58,6 +72,9 @@
 //! assumption; the node then answers 500 (logging which template) rather than pick from
 //! a partial list.
 
+pub mod factory;
+pub mod metadata;
+
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
@@ -66,8 +83,8 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
-use crate::api::http::Response;
-use crate::api::route::TransferChoice;
+use crate::api::http::{Request, Response};
+use crate::api::route::{RegistryRoute, TransferChoice};
 use crate::model::env::Env;
 use crate::model::error::Error;
 use crate::model::ids::{ContractId, PathParam};
@@ -86,8 +103,8 @@ pub fn reserved_keys(rules_key: &str) -> [&str; 4] {
 /// config states) the registry reads per request.
 pub const SCAN_LIMIT: u32 = 100;
 
-const OPEN_ROUND: &str = "open-round";
-const EXTERNAL_PARTY_CONFIG_STATE: &str = "external-party-config-state";
+pub(crate) const OPEN_ROUND: &str = "open-round";
+pub(crate) const EXTERNAL_PARTY_CONFIG_STATE: &str = "external-party-config-state";
 const EXPIRE_LOCK: &str = "expire-lock";
 
 /// A parsed `GetChoiceContextRequest`.
@@ -178,13 +195,13 @@ pub struct DisclosedContract {
 
 /// An active contract: its id and creation.
 #[derive(Debug, Clone)]
-struct Active {
-    contract_id: String,
-    creation: Creation,
+pub(crate) struct Active {
+    pub(crate) contract_id: String,
+    pub(crate) creation: Creation,
 }
 
 impl Active {
-    fn new(contract_id: &str, record: ContractRecord) -> Option<Self> {
+    pub(crate) fn new(contract_id: &str, record: ContractRecord) -> Option<Self> {
         match record {
             ContractRecord::Created(creation) => Some(Active { contract_id: contract_id.into(), creation }),
             ContractRecord::Archived => None,
@@ -202,7 +219,26 @@ impl Active {
     }
 }
 
-/// `POST /registry/transfer-instruction/v2/{id}/choice-contexts/{choice}`: the body is
+/// Serves one registry call of [`RegistryRoute`].
+pub async fn handle<S: Store>(
+    route: RegistryRoute,
+    request: &Request,
+    body: &[u8],
+    env: &Env<'_>,
+    store: &S,
+) -> Result<Response, Error> {
+    match route {
+        RegistryRoute::Info => metadata::info(store, env).await,
+        RegistryRoute::Instruments => metadata::instruments(store, env, &request.query).await,
+        RegistryRoute::Instrument { instrument_id } => metadata::instrument_by_id(store, env, instrument_id).await,
+        RegistryRoute::TransferFactory { api: _ } => factory::transfer_factory(store, env, body).await,
+        RegistryRoute::ChoiceContextV1 { transfer_instruction_id, choice } => {
+            choice_context(store, env, transfer_instruction_id, choice, body).await
+        }
+    }
+}
+
+/// `POST /registry/transfer-instruction/{v1,v2}/{id}/choice-contexts/{choice}`: the body is
 /// checked before the id in the path.
 pub async fn choice_context<S: Store>(
     store: &S,
@@ -297,7 +333,7 @@ pub async fn build<S: Store>(
     Ok(ChoiceContext { choice_context_data: with_meta(values, request), disclosed_contracts: disclosed })
 }
 
-fn contract_id_value(contract_id: &str) -> Json {
+pub(crate) fn contract_id_value(contract_id: &str) -> Json {
     json!({"tag": "AV_ContractId", "value": contract_id})
 }
 
@@ -311,7 +347,7 @@ fn with_meta(mut values: Map<String, Json>, request: &ContextRequest) -> Json {
 
 /// The ids of the active contracts of template `qualified_name`, from the template
 /// index: one scan of at most [`SCAN_LIMIT`] + 1 keys.
-async fn active_ids<S: Store>(store: &S, qualified_name: &str) -> Result<Vec<String>, Error> {
+pub(crate) async fn active_ids<S: Store>(store: &S, qualified_name: &str) -> Result<Vec<String>, Error> {
     let prefix = contracts::template_prefix(qualified_name);
     let entries = store.scan(&Scan::prefix(&prefix, SCAN_LIMIT + 1)).await?;
     if entries.len() > SCAN_LIMIT as usize {
@@ -331,14 +367,14 @@ async fn active_ids<S: Store>(store: &S, qualified_name: &str) -> Result<Vec<Str
 }
 
 /// The singleton among `contracts`: latest creation, then highest contract id.
-fn latest(contracts: Vec<Active>) -> Option<Active> {
+pub(crate) fn latest(contracts: Vec<Active>) -> Option<Active> {
     contracts.into_iter().max_by(|a, b| a.recency().cmp(&b.recency()))
 }
 
 /// The open round in use: the highest `round.number` among the rounds whose `opensAt`
 /// is not after `now` (then the highest contract id). A round whose payload does not
 /// carry both fields is not a candidate.
-fn open_round_in_use(rounds: Vec<Active>, now: Timestamp) -> Option<Active> {
+pub(crate) fn open_round_in_use(rounds: Vec<Active>, now: Timestamp) -> Option<Active> {
     rounds
         .into_iter()
         .filter_map(|round| {
@@ -352,7 +388,7 @@ fn open_round_in_use(rounds: Vec<Active>, now: Timestamp) -> Option<Active> {
 }
 
 /// `active` as a disclosed contract, located on its synchronizer now: one store read.
-async fn disclosed_contract<S: Store>(
+pub(crate) async fn disclosed_contract<S: Store>(
     store: &S,
     active: Active,
     exclude_debug: bool,
@@ -440,7 +476,7 @@ mod tests {
         assert_eq!(decode(&[b'a', 0, 7]), None);
     }
 
-    fn created(update_id: &str, cid: &str, template: &str, created_at: &str, fields: Json) -> Json {
+    pub(super) fn created(update_id: &str, cid: &str, template: &str, created_at: &str, fields: Json) -> Json {
         json!({"update": {
             "update_id": update_id, "migration_id": 0, "workflow_id": "",
             "record_time": "2024-01-01T00:00:00.000000Z", "synchronizer_id": "sync::1",
@@ -454,7 +490,7 @@ mod tests {
         }})
     }
 
-    fn round(update_id: &str, cid: &str, number: i64, opens_at_micros: i64) -> Json {
+    pub(super) fn round(update_id: &str, cid: &str, number: i64, opens_at_micros: i64) -> Json {
         created(
             update_id,
             cid,
@@ -469,7 +505,7 @@ mod tests {
         )
     }
 
-    fn node(records: &[Json]) -> MemoryStore {
+    pub(super) fn node(records: &[Json]) -> MemoryStore {
         let store = MemoryStore::new();
         let body: String = records.iter().map(|r| format!("{r}\n")).collect();
         block_on(crate::ingest::ingest(body.as_bytes(), &store, &Config::default())).unwrap();
