@@ -8,112 +8,22 @@
 // checks below fail when the node answers otherwise.
 //
 // The node: `LEDGER_NODE_URL` (and `LEDGER_NODE_ADMIN_TOKEN`) when given; otherwise
-// this starts `target/debug/ledger-node serve --memory` (or `LEDGER_NODE_BIN`) on a free
-// port and stops it at the end. Either way it ingests the demo history that
-// `ledger-node demo --updates 600 --seed 1` writes (long enough to cross a snapshot
-// boundary), through the admin ingest endpoint.
+// this starts one (`node.mts`). Either way it ingests the demo history through the
+// admin ingest endpoint.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import createClient from "openapi-fetch";
 import type { components, paths } from "./generated/schema.js";
+import { UPDATES, adminToken, demoHistory, root, startNode, stopNode, type History } from "./node.mjs";
 
 type Schemas = components["schemas"];
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
-const binary = process.env.LEDGER_NODE_BIN ?? path.join(root, "target/debug/ledger-node");
-const adminToken = process.env.LEDGER_NODE_ADMIN_TOKEN ?? "client-test-admin-token";
-const UPDATES = 600;
-
-let node: ChildProcess | undefined;
-let baseUrl = process.env.LEDGER_NODE_URL ?? "";
-
-/** Starts `ledger-node serve --memory` on a free port; resolves with its URL. */
-function startNode(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, ["serve", "--memory", "--listen", "127.0.0.1:0", "--tick-seconds", "0"], {
-      env: { ...process.env, LEDGER_NODE_ADMIN_TOKEN: adminToken },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    node = child;
-    let log = "";
-    const timer = setTimeout(() => reject(new Error(`ledger-node did not start in 30 s:\n${log}`)), 30_000);
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (chunk: string) => {
-      log += chunk;
-      // The whole line: stderr can arrive split anywhere, even inside the address.
-      const match = /serving on (http:\/\/[^\s"]+)["\r\n]/.exec(log);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      reject(new Error(`starting ${binary}: ${e.message} (build it with cargo build --bin ledger-node)`));
-    });
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`ledger-node exited with ${code} before serving:\n${log}`));
-    });
-  });
-}
-
-/** What the demo history holds, read from its NDJSON records. */
-interface History {
-  ndjson: string;
-  transactionId: string;
-  assignmentId: string;
-  synchronizerId: string;
-  party: string;
-  participant: string;
-  instructions: string[];
-  lastRecordTime: string;
-}
-
-function demoHistory(): History {
-  const ndjson = execFileSync(binary, ["demo", "--updates", String(UPDATES), "--seed", "1"], {
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const history: Partial<History> = { ndjson, instructions: [] };
-  for (const line of ndjson.split("\n")) {
-    if (!line.trim()) continue;
-    const record = JSON.parse(line);
-    if (record.topology && record.topology.participant_ids.length === 1 && !history.party) {
-      history.synchronizerId = record.topology.synchronizer_id;
-      history.party = record.topology.party_id;
-      history.participant = record.topology.participant_ids[0];
-    }
-    const update = record.update;
-    if (!update) continue;
-    history.lastRecordTime = update.record_time;
-    if (update.events_by_id) {
-      history.transactionId ??= update.update_id;
-      for (const event of Object.values<any>(update.events_by_id)) {
-        if (event.event_type === "created_event" && event.template_id.endsWith(":CoinTransferInstruction")) {
-          history.instructions!.push(event.contract_id);
-        }
-      }
-    } else if (update.event?.created_event) {
-      history.assignmentId ??= update.update_id;
-    }
-  }
-  for (const key of ["transactionId", "assignmentId", "party", "lastRecordTime"] as const) {
-    assert.ok(history[key], `the demo history has no ${key}`);
-  }
-  assert.ok(history.instructions!.length > 0, "the demo history has no transfer instruction");
-  history.instructions!.reverse(); // the latest first: the likeliest to be active
-  return history as History;
-}
-
 let history: History;
 let client: ReturnType<typeof createClient<paths>>;
+let baseUrl = process.env.LEDGER_NODE_URL ?? "";
 
 before(async () => {
   history = demoHistory();
@@ -128,9 +38,7 @@ before(async () => {
   assert.equal(data!.applied.update + data!.unchanged, UPDATES);
 });
 
-after(() => {
-  node?.kill("SIGINT");
-});
+after(stopNode);
 
 describe("common", () => {
   test("version, at the root and under /api/scan", async () => {
