@@ -266,7 +266,7 @@ fn pipelined_pages_in_any_budget_end_the_same() {
     let upstream = upstream();
     for (page_size, max_pages) in [(1, 1), (1, 2), (1, 3), (2, 5), (500, u32::MAX)] {
         let follower = Node::new();
-        let limits = Limits { page_size, max_pages, pipelined: true };
+        let limits = Limits { page_size, max_pages, pipelined: true, ..Limits::default() };
         let mut calls = 0;
         while !block_on(sync(&upstream, &follower, &limits)).expect("following").caught_up {
             calls += 1;
@@ -321,7 +321,7 @@ fn history_the_upstream_backfills_behind_the_follower_comes_across() {
     for limits in [
         Limits::default(),
         Limits { page_size: 1, max_pages: 1, ..Limits::default() },
-        Limits { page_size: 2, max_pages: 3, pipelined: true },
+        Limits { page_size: 2, max_pages: 3, pipelined: true, ..Limits::default() },
     ] {
         let (upstream, follower) = (upstream(), Node::new());
         block_on(sync(&upstream, &follower, &limits)).expect("following");
