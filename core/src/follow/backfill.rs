@@ -168,7 +168,11 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
 
     /// `side`'s `POST /v0/backfilling/migration-info` of `migration_id`; `None` when it
     /// holds no update of that migration.
-    async fn migration_info(&self, side: Side, migration_id: i64) -> Result<Option<MigrationInfo>, FollowError> {
+    pub(super) async fn migration_info(
+        &self,
+        side: Side,
+        migration_id: i64,
+    ) -> Result<Option<MigrationInfo>, FollowError> {
         const PATH: &str = "/v0/backfilling/migration-info";
         let body = to_vec(&serde_json::json!({ "migration_id": migration_id }))?;
         let response = self.post(side, PATH, body).await?;
@@ -181,7 +185,13 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
 
 /// The parts of `POST /v0/backfilling/migration-info`'s answer the follower reads.
 #[derive(serde::Deserialize)]
-struct MigrationInfo {
+pub(super) struct MigrationInfo {
+    /// Whether the node holds every update of the migration (its backfill record).
+    #[serde(default)]
+    pub(super) complete: bool,
+    /// Whether it holds every import update of the migration.
+    #[serde(default)]
+    pub(super) import_updates_complete: bool,
     /// The migration before it that holds updates.
     #[serde(default)]
     previous_migration_id: Option<i64>,

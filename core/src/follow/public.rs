@@ -15,9 +15,11 @@
 //!   the page, so what it discloses now is what the page's contracts became. A
 //!   contract none of these disclose keeps no blob, as on the network's own nodes.
 //! - **Network records**: the roll-forward plan from `GET /v0/roll-forward-lsu`, and
-//!   `complete` from `GET /v0/backfilling/status`, written as the backfill record of
-//!   each migration this node holds once the upstreams say their history is whole and
-//!   this node has taken all of it. Party hosting is not copied.
+//!   each migration's backfill record (`complete`, `import_updates_complete`) from its
+//!   `POST /v0/backfilling/migration-info`, so `GET /v0/backfilling/status` says
+//!   `complete: true` only once the upstreams' history is whole and this node has
+//!   taken all of it (this runs only after the stream, the import updates and the
+//!   earlier history are in). Party hosting is not copied.
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -102,23 +104,16 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         {
             lines.push(record_line("roll_forward_lsu", plan)?);
         }
-        const STATUS: &str = "/v0/backfilling/status";
-        let theirs: Json = super::read(Side::Upstream, STATUS, &self.get_upstream(STATUS).await?)?;
-        let ours = self
-            .local
-            .send(Request::new(Method::Get, STATUS))
-            .await
-            .map_err(|e| FollowError(format!("this node: GET {STATUS}: {e}")))?;
-        let ours: Json = super::read(Side::Local, STATUS, &ours)?;
-        if theirs.get("complete") == Some(&Json::Bool(true)) && ours.get("complete") != Some(&Json::Bool(true)) {
-            let last = self
-                .local
-                .send(Request::new(Method::Get, "/v0/migrations/last"))
-                .await
-                .map_err(|e| FollowError(format!("this node: GET /v0/migrations/last: {e}")))?;
-            for migration_id in last_migration(&last, "this node")? {
+        // Each migration's backfill flags, as its migration info says them.
+        for migration_id in self.public_migrations().await? {
+            let Some(theirs) = self.migration_info(Side::Upstream, migration_id).await? else { continue };
+            let ours = self.migration_info(Side::Local, migration_id).await?;
+            let held = ours.map(|o| (o.complete, o.import_updates_complete));
+            if held != Some((theirs.complete, theirs.import_updates_complete)) {
                 let record = serde_json::json!({
-                    "migration_id": migration_id, "complete": true, "import_updates_complete": true
+                    "migration_id": migration_id,
+                    "complete": theirs.complete,
+                    "import_updates_complete": theirs.import_updates_complete,
                 });
                 lines.push(record_line("backfill", &record)?);
             }
