@@ -49,13 +49,14 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         let names = TemplateNames::new(&self.limits.names);
         let coin = self.limits.names.coin.to_ascii_lowercase();
         let mut found = BTreeMap::new();
-        for path in [
-            format!("/v0/{coin}-rules"),
-            format!("/v0/external-party-{coin}-rules"),
-            "/v0/ans-rules".into(),
-            "/v0/open-and-issuing-mining-rounds".into(),
+        const ROUNDS: &[u8] = br#"{"cached_open_mining_round_contract_ids":[],"cached_issuing_round_contract_ids":[]}"#;
+        for (path, body) in [
+            (format!("/v0/{coin}-rules"), &b"{}"[..]),
+            (format!("/v0/external-party-{coin}-rules"), b"{}"),
+            ("/v0/ans-rules".into(), b"{}"),
+            ("/v0/open-and-issuing-mining-rounds".into(), ROUNDS),
         ] {
-            let response = self.agreed(json_request(&path)).await?;
+            let response = self.agreed(super::request(&path, body.to_vec(), "application/json")).await?;
             collect(&response, &path, &mut found)?;
         }
         let response = self.get_upstream("/v0/featured-apps").await?;
@@ -161,11 +162,18 @@ fn last_migration(response: &Response, side: &str) -> Result<Vec<i64>, FollowErr
 
 /// The blobs of every contract in `response`'s body (a Scan `Contract`, with
 /// `contract_id` and `created_event_blob`, or a registry disclosed contract, with
-/// `contractId` and `createdEventBlob`), into `found`. An answer other than a 200 holds
-/// none (a 404 says there is no such contract now).
+/// `contractId` and `createdEventBlob`), into `found`. A 404 holds none (there is no
+/// such contract now); any other answer but a 200 stops following, naming it.
 fn collect(response: &Response, path: &str, found: &mut BTreeMap<String, Blob>) -> Result<(), FollowError> {
-    if response.status != 200 {
-        return Ok(());
+    match response.status {
+        200 => {}
+        404 => return Ok(()),
+        status => {
+            return Err(FollowError(format!(
+                "the upstream answered {path} with {status}: {}",
+                super::error_text(response)
+            )));
+        }
     }
     let body: Json = serde_json::from_slice(&response.body)
         .map_err(|e| FollowError(format!("the upstream answered {path} with a malformed body: {e}")))?;

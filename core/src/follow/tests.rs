@@ -753,6 +753,25 @@ fn contract(update_id: &str, record_time: &str, cid: &str, template: &str, field
     update(update_id, 1, record_time, vec![(event_id, event)])
 }
 
+/// An update creating a locked coin and the transfer instruction that holds it.
+fn transfer() -> Value {
+    let at = "2024-01-03T00:00:02.000000Z";
+    let mut locked = contract("u-ti", at, "locked", "Platform.Coin:LockedCoin", json!([]), "AQED");
+    let ti = contract(
+        "u-ti",
+        at,
+        "ti",
+        "Platform.CoinTransferInstruction:CoinTransferInstruction",
+        json!([{"label": "lockedCoin", "value": {"contractId": "locked"}}]),
+        "AQEE",
+    );
+    let mut event = ti["update"]["events_by_id"]["u-ti:0"].clone();
+    event["event_id"] = json!("u-ti:1");
+    locked["update"]["events_by_id"]["u-ti:1"] = event;
+    locked["update"]["root_event_ids"] = json!(["u-ti:0", "u-ti:1"]);
+    locked
+}
+
 /// The history of [`history`], and the contracts the registry discloses, with values of
 /// every shape the labels must be carried through.
 fn disclosing_history() -> Vec<Value> {
@@ -777,19 +796,16 @@ fn disclosing_history() -> Vec<Value> {
             "Platform.Round:OpenMiningRound",
             json!([
                 {"label": "round", "value": {"record": {"fields": [{"label": "number", "value": {"int64": "1"}}]}}},
-                {"label": "opensAt", "value": {"timestamp": "1704067200000000"}}
+                {"label": "opensAt", "value": {"timestamp": "0"}},
+                {"label": "targetClosesAt", "value": {"timestamp": "600000000"}},
+                {"label": "tickDuration", "value": {"record": {"fields": [
+                    {"label": "microseconds", "value": {"int64": "150000000"}}
+                ]}}}
             ]),
             "AQEC",
         ),
-        contract("u-locked", "2024-01-03T00:00:02.000000Z", "locked", "Platform.Coin:LockedCoin", json!([]), "AQED"),
-        contract(
-            "u-ti",
-            "2024-01-03T00:00:03.000000Z",
-            "ti",
-            "Platform.CoinTransferInstruction:CoinTransferInstruction",
-            json!([{"label": "lockedCoin", "value": {"contractId": "locked"}}]),
-            "AQEE",
-        ),
+        // The locked coin and the instruction are created by one transaction, as on the network.
+        transfer(),
     ]);
     records
 }
@@ -802,25 +818,27 @@ fn public_reads() -> Vec<(Method, String, String)> {
         .into_iter()
         .filter(|(_, target, _)| !target.starts_with("/v0/admin/") && !target.contains("/parties/"))
         .collect();
-    for id in ["u-rules", "u-round", "u-locked", "u-ti"] {
+    for id in ["u-rules", "u-round", "u-ti"] {
         for encoding in ["compact_json", "protobuf_json"] {
             reads.push((Method::Get, format!("/v2/updates/{id}?daml_value_encoding={encoding}"), String::new()));
         }
     }
-    for target in [
-        "/v0/coin-rules",
-        "/v0/open-and-issuing-mining-rounds",
-        "/registry/transfer-instruction/v2/ti/choice-contexts/accept",
-    ] {
+    for target in ["/v0/coin-rules", "/registry/transfer-instruction/v2/ti/choice-contexts/accept"] {
         reads.push((Method::Post, target.into(), "{}".into()));
     }
+    reads.push((Method::Post, "/v0/open-and-issuing-mining-rounds".into(), ROUNDS.into()));
     reads
 }
+
+const ROUNDS: &str = r#"{"cached_open_mining_round_contract_ids":[],"cached_issuing_round_contract_ids":[]}"#;
 
 fn assert_same_public(upstream: &Node, follower: &Node) {
     for (method, target, body) in public_reads() {
         let (theirs, ours) =
             (upstream.call(method.clone(), &target, &body), follower.call(method.clone(), &target, &body));
+        if !target.contains("/updates") && !target.starts_with("/v0/backfilling/") && !target.starts_with("/v0/roll") {
+            assert!(theirs.0 == 200 && theirs.1.contains("AQE"), "a read that shows blobs: {theirs:?}");
+        }
         assert_eq!(theirs, ours, "{} {target} {body}", method.as_str());
     }
 }
@@ -837,8 +855,8 @@ fn a_follower_of_a_public_scan_answers_every_read_as_its_upstream_does() {
     let follower = Node::new();
     let report = block_on(sync(&Scan::new(&upstream), &follower, &Limits::default())).expect("following");
     assert!(report.caught_up && report.public);
-    assert_eq!(report.summary.applied.update, 10);
-    assert_eq!(report.upstream_record_time.as_deref(), Some("2024-01-03T00:00:03.000000Z"));
+    assert_eq!(report.summary.applied.update, 9);
+    assert_eq!(report.upstream_record_time.as_deref(), Some("2024-01-03T00:00:02.000000Z"));
     assert_same_public(&upstream, &follower);
     // A page at a time ends the same.
     let paged = Node::new();
@@ -876,7 +894,7 @@ fn without_enough_upstreams_agreeing_the_disputed_update_is_never_applied() {
     let (status, _) = follower.call(Method::Get, "/v2/updates/u-ti", "");
     assert_eq!(status, 404);
     // The updates before it, which both sent alike, were applied.
-    let (status, _) = follower.call(Method::Get, "/v2/updates/u-locked", "");
+    let (status, _) = follower.call(Method::Get, "/v2/updates/u-round", "");
     assert_eq!(status, 200);
 }
 
@@ -888,6 +906,33 @@ fn a_compact_rendering_the_upstream_could_not_decode_stops_the_follower_naming_t
         tamper: |body| body.replace(r#""lockedCoin":"locked""#, r#""error":"no codec","value":["locked"]"#),
     };
     let error = block_on(sync(&fallback, &Node::new(), &Limits::default())).expect_err("a fallback value");
-    assert!(error.to_string().contains("update u-ti: event u-ti:0: create_arguments"), "{error}");
+    assert!(error.to_string().contains("update u-ti: event u-ti:1: create_arguments"), "{error}");
     assert!(error.to_string().contains("fallback (\"no codec\")"), "{error}");
+}
+
+/// A public upstream whose registry serves no choice contexts.
+struct WithoutRegistry<'a>(Scan<'a>);
+
+impl Link for WithoutRegistry<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path.starts_with("/registry/") {
+            return Ok(Response::json(404, br#"{"error":"not found"}"#.to_vec()));
+        }
+        self.0.send(request).await
+    }
+}
+
+#[test]
+fn a_context_needing_a_blob_the_upstream_never_disclosed_is_a_503_naming_the_contract() {
+    let upstream = disclosing_upstream();
+    let follower = Node::new();
+    block_on(sync(&WithoutRegistry(Scan::new(&upstream)), &follower, &Limits::default())).expect("following");
+    let (status, body) =
+        follower.call(Method::Post, "/registry/transfer-instruction/v2/ti/choice-contexts/accept", "{}");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("contract locked (Platform.Coin:LockedCoin)"), "{body}");
+    // The coin rules and the open round came from the contract endpoints all the same.
+    for (target, body) in [("/v0/coin-rules", "{}"), ("/v0/open-and-issuing-mining-rounds", ROUNDS)] {
+        assert_eq!(upstream.call(Method::Post, target, body), follower.call(Method::Post, target, body), "{target}");
+    }
 }
