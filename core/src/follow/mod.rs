@@ -40,10 +40,51 @@
 //! applies a history in the order the upstream's ingest did, and once caught up answers
 //! every read but the wallet's as the upstream does.
 //!
+//! **Public mode.** A network's own Scan nodes serve no export endpoints, and their
+//! public API differs from this node's: `protobuf_json` values come without record
+//! labels, the stream carries no `created_event_blob`, and there is no admin token to
+//! give. With no upstream token ([`Limits::public`]), or when the upstreams answer the
+//! export state with a 404, the follower uses public endpoints only: each page of the
+//! stream is asked in both encodings (same `after`, same page size) and the labels of
+//! `compact_json` are written into the typed `protobuf_json` values (`labels`, which
+//! names the network's source it follows); the two pages must hold the same updates,
+//! else the page is refused. Import updates and updates-before answer `protobuf_json`
+//! only, so their labels come from `GET /v2/updates/{id}` in `compact_json`, one
+//! request per update. A value the upstream can render in `compact_json` only as its
+//! fallback `{"error": .., "value": ..}` stops the follower naming it: this node stores
+//! labelled values only (such a value is not stored without labels). Blobs, the
+//! migrations and the backfill and roll-forward records come from public endpoints
+//! (`public`). Party hosting is not copied in public mode.
+//!
+//! **What differs from a direct ingest in public mode.** Every value, event and update
+//! field is the same but these, which the public API does not carry:
+//! - `created_event_blob` of every contract the upstream does not disclose through its
+//!   contract endpoints or registry contexts at the time its page is followed (only
+//!   disclosed blobs are served, so no read shows the difference, but the export of
+//!   blobs does);
+//! - a version-1 transaction's `offset` and a reassignment's `offset` are as this node
+//!   renders them (it stores none; the network gives offsets only in version 1);
+//! - party hosting (`participant-id`) is not learned: those reads answer 404 on a public
+//!   follower.
+//!
+//! **Several upstreams.** [`sync_all`] takes several upstream links; every request goes
+//! to each and what [`Limits::agree`] of them answered alike is applied (`quorum`):
+//! a stream page item by item, a migration info, a contract endpoint's answer (so a
+//! blob) byte for byte. Upstreams that answered otherwise are reported in
+//! [`Report::disagreements`]; with no quorum nothing of the page or answer is applied
+//! and the call ends with an error naming the upstreams, so the host logs it and retries.
+//!
+//! **Lag.** [`Report::upstream_record_time`] is the record time of the last update of
+//! the last stream page taken: the upstreams' end when the call caught up. A host's lag
+//! is it minus the position's record time (caught up: 0), or now minus it for an
+//! upstream that is itself behind.
+//!
 //! **Modules.** This one holds that order (`Follower::run`) and the requests to either
 //! side; `pages` fetches and checks stream pages and makes them ingest batches, with the
 //! blobs the public stream leaves out; `backfill` takes import updates and the history
-//! from before what this node holds; `network` copies the network records.
+//! from before what this node holds; `network` copies the network records; `public`
+//! holds what public mode takes from public endpoints, `labels` the labels, and
+//! `quorum` the agreement of several upstreams.
 
 use alloc::collections::BTreeMap;
 use alloc::format;
