@@ -54,7 +54,9 @@ pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
         return Ok(None);
     }
     let agree = match var(UPSTREAM_AGREE) {
-        Some(agree) => Some(agree.parse::<u32>().map_err(|_| format!("{UPSTREAM_AGREE} must be a number, not {agree:?}"))?),
+        Some(agree) => {
+            Some(agree.parse::<u32>().map_err(|_| format!("{UPSTREAM_AGREE} must be a number, not {agree:?}"))?)
+        }
         None => None,
     };
     let token = env
