@@ -40,8 +40,13 @@ enum Command {
         /// Keep following this upstream node (`http://host:port`) while serving, as
         /// `follow` does (LEDGER_NODE_UPSTREAM_TOKEN: its admin token; this node needs
         /// LEDGER_NODE_ADMIN_TOKEN, through whose ingest the pages are applied).
+        /// Repeat for several upstreams.
         #[arg(long)]
-        upstream: Option<String>,
+        upstream: Vec<String>,
+        /// With several --upstream: how many must send the same content for it to be
+        /// applied (default f + 1 of n, f = (n - 1) / 3 rounded down).
+        #[arg(long)]
+        agree: Option<u32>,
         /// With --upstream: caught up, ask the upstream again after this many seconds.
         #[arg(long, default_value_t = 5)]
         poll_seconds: u64,
@@ -64,9 +69,15 @@ enum Command {
     /// export endpoints (with LEDGER_NODE_UPSTREAM_TOKEN, the upstream's admin token)
     /// and applies them through ingest. Safe to stop at any moment: the next run resumes.
     Follow {
-        /// The upstream node, `http://host:port` (its routes at the root).
+        /// The upstream node, `http://host:port` (its routes at the root); repeat for
+        /// several upstreams. Without LEDGER_NODE_UPSTREAM_TOKEN only their public
+        /// endpoints are used.
+        #[arg(long, required = true)]
+        upstream: Vec<String>,
+        /// How many upstreams must send the same content for it to be applied
+        /// (default f + 1 of n, f = (n - 1) / 3 rounded down).
         #[arg(long)]
-        upstream: String,
+        agree: Option<u32>,
         /// Store directory (created if absent); not one a running `serve` holds.
         #[arg(long)]
         db: PathBuf,
@@ -143,14 +154,17 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     ledger_node::logs::init()?;
     match cli.command {
-        Command::Serve { listen, db, memory, tick_seconds, upstream, poll_seconds, metrics_listen, limits } => {
-            let following = upstream.map(|url| (url, std::time::Duration::from_secs(poll_seconds)));
+        Command::Serve { listen, db, memory, tick_seconds, upstream, agree, poll_seconds, metrics_listen, limits } => {
+            let following =
+                (!upstream.is_empty()).then(|| (upstream, agree, std::time::Duration::from_secs(poll_seconds)));
             let listeners = Listeners { public: listen, metrics: metrics_listen };
             serve(listeners, db, memory, tick_seconds, following, limits.limits())
         }
         Command::Ingest { db, input } => ingest(&db, &input),
-        Command::Follow { upstream, db, once, poll_seconds, page_size } => {
-            let options = follow::Options { page_size, once, poll: std::time::Duration::from_secs(poll_seconds) };
+        Command::Follow { upstream, agree, db, once, poll_seconds, page_size } => {
+            let public = upstream_token().is_none();
+            let poll = std::time::Duration::from_secs(poll_seconds);
+            let options = follow::Options { page_size, once, poll, agree, public };
             follow(&upstream, &db, &options)
         }
         Command::Demo { updates, seed } => demo(updates, seed),
@@ -176,7 +190,7 @@ fn serve(
     db: Option<PathBuf>,
     memory: bool,
     tick_seconds: u64,
-    following: Option<(String, std::time::Duration)>,
+    following: Option<(Vec<String>, Option<u32>, std::time::Duration)>,
     limits: server::Limits,
 ) -> anyhow::Result<()> {
     let mut vars = config::from_environment()?;
@@ -189,10 +203,10 @@ fn serve(
     }
     let admin_token =
         vars.iter().find(|(name, _)| name == ledger_node_core::model::config::ADMIN_TOKEN).map(|(_, v)| v.clone());
-    let upstream = match &following {
-        Some((url, _)) => {
-            let token = std::env::var(ledger_node_core::follow::UPSTREAM_TOKEN).ok().filter(|t| !t.is_empty());
-            Some(follow::Upstream::new(url, token)?)
+    let upstreams = match &following {
+        Some((urls, _, _)) => {
+            let token = upstream_token();
+            Some(urls.iter().map(|url| follow::Upstream::new(url, token.clone())).collect::<Result<Vec<_>, _>>()?)
         }
         None => None,
     };
@@ -208,7 +222,7 @@ fn serve(
     if let Some(path) = &db {
         node.metrics().set_store_dir(path);
     }
-    if let (Some(upstream), Some((_, poll))) = (upstream, following) {
+    if let (Some(upstreams), Some((_, agree, poll))) = (upstreams, following) {
         let Some(token) = admin_token.filter(|t| !t.is_empty()) else {
             anyhow::bail!(
                 "serve --upstream applies the upstream's pages through this node's admin ingest: set {}",
@@ -216,7 +230,9 @@ fn serve(
             );
         };
         let local = follow::Local::new(Arc::clone(&node), token);
-        follow::spawn_serving(upstream, local, follow::DEFAULT_PAGE_SIZE, poll)?;
+        let public = upstream_token().is_none();
+        let options = follow::Options { page_size: follow::DEFAULT_PAGE_SIZE, once: false, poll, agree, public };
+        follow::spawn_serving(upstreams, local, &options)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -324,9 +340,15 @@ impl follow::Progress for FollowBar {
     }
 }
 
-fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> anyhow::Result<()> {
-    let token = std::env::var(ledger_node_core::follow::UPSTREAM_TOKEN).ok().filter(|t| !t.is_empty());
-    let upstream = follow::Upstream::new(upstream, token)?;
+/// The upstream's admin token, when one is set.
+fn upstream_token() -> Option<String> {
+    std::env::var(ledger_node_core::follow::UPSTREAM_TOKEN).ok().filter(|t| !t.is_empty())
+}
+
+fn follow(upstreams: &[String], db: &std::path::Path, options: &follow::Options) -> anyhow::Result<()> {
+    let token = upstream_token();
+    let upstreams =
+        upstreams.iter().map(|url| follow::Upstream::new(url, token.clone())).collect::<Result<Vec<_>, _>>()?;
     let (node, token) = operator_node("follow", db)?;
     let local = follow::Local::new(Arc::new(node), token);
     let started = std::time::Instant::now();
@@ -334,7 +356,7 @@ fn follow(upstream: &str, db: &std::path::Path, options: &follow::Options) -> an
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(async {
         tokio::select! {
-            outcome = follow::run(&upstream, &local, options, &mut bar) => outcome.map(Some),
+            outcome = follow::run(&upstreams, &local, options, &mut bar) => outcome.map(Some),
             _ = tokio::signal::ctrl_c() => Ok(None),
         }
     });

@@ -68,6 +68,8 @@ pub struct Metrics {
     follow_updates: Counter,
     follow_last_success: Seconds,
     follow_last_caught_up: Seconds,
+    follow_lag: Seconds,
+    follow_disagreements: Counter,
     follow_position: Seconds,
     jobs_runs: Counter,
     jobs_failures: Counter,
@@ -113,6 +115,8 @@ impl Metrics {
             follow_updates: Counter::default(),
             follow_last_success: Seconds::default(),
             follow_last_caught_up: Seconds::default(),
+            follow_lag: Seconds::default(),
+            follow_disagreements: Counter::default(),
             follow_position: Seconds::default(),
             jobs_runs: Counter::default(),
             jobs_failures: Counter::default(),
@@ -176,6 +180,17 @@ impl Metrics {
             "Unix time at which the follower last reached the upstream's end (0: not yet)",
             Unit::Seconds,
             m.follow_last_caught_up.clone(),
+        );
+        r.register_with_unit(
+            "follow_lag",
+            "Seconds of record time between the newest update the upstreams' stream held when last asked and the newest this node holds",
+            Unit::Seconds,
+            m.follow_lag.clone(),
+        );
+        r.register(
+            "follow_disagreements",
+            "Answers of an upstream that differed from the one enough upstreams agreed on",
+            m.follow_disagreements.clone(),
         );
         r.register_with_unit(
             "follow_position_record_time",
@@ -302,9 +317,15 @@ impl Metrics {
         if report.caught_up {
             self.follow_last_caught_up.set(now);
         }
-        if let Some(at) = report.position.as_ref().and_then(|p| record_seconds(&p.after_record_time)) {
+        let position = report.position.as_ref().and_then(|p| record_seconds(&p.after_record_time));
+        if let Some(at) = position {
             self.follow_position.set(at);
         }
+        if let (Some(newest), Some(at)) = (report.upstream_record_time.as_deref().and_then(record_seconds), position) {
+            self.follow_lag.set((newest - at).max(0.0));
+        }
+        let disagreeing: usize = report.disagreements.iter().map(|d| d.upstreams.len()).sum();
+        self.follow_disagreements.inc_by(u64::try_from(disagreeing).unwrap_or(u64::MAX));
     }
 
     /// A follower round failed.

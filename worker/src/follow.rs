@@ -26,15 +26,39 @@ pub const PAGE_SIZE: u32 = 500;
 /// Most pages one run applies.
 pub const PAGES_PER_RUN: u32 = 10;
 
-/// Follows the upstream for one run, if one is configured: `Ok(None)` when none is.
+/// The variable naming several upstream nodes, comma-separated; it takes precedence
+/// over [`UPSTREAM_URL`].
+pub const UPSTREAM_URLS: &str = follow::UPSTREAM_URLS;
+/// The variable overriding how many upstreams must agree (default f + 1 of n).
+pub const UPSTREAM_AGREE: &str = follow::UPSTREAM_AGREE;
+
+/// Follows the upstreams for one run, if any is configured: `Ok(None)` when none is.
 pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
-    let Some(url) = env.var(UPSTREAM_URL).ok().map(|v| v.to_string()).filter(|v| !v.is_empty()) else {
-        return Ok(None);
+    let var = |name: &str| env.var(name).ok().map(|v| v.to_string()).filter(|v| !v.is_empty());
+    let (name, list) = match var(UPSTREAM_URLS) {
+        Some(list) => (UPSTREAM_URLS, list),
+        None => match var(UPSTREAM_URL) {
+            Some(url) => (UPSTREAM_URL, url),
+            None => return Ok(None),
+        },
     };
-    let url = url.trim_end_matches('/').to_owned();
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(format!("{UPSTREAM_URL} must be an http:// or https:// URL, not {url:?}"));
+    let mut urls = Vec::new();
+    for url in list.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+        let url = url.trim_end_matches('/').to_owned();
+        if !(url.starts_with("https://") || url.starts_with("http://")) {
+            return Err(format!("{name} must hold http:// or https:// URLs, not {url:?}"));
+        }
+        urls.push(url);
     }
+    if urls.is_empty() {
+        return Ok(None);
+    }
+    let agree = match var(UPSTREAM_AGREE) {
+        Some(agree) => {
+            Some(agree.parse::<u32>().map_err(|_| format!("{UPSTREAM_AGREE} must be a number, not {agree:?}"))?)
+        }
+        None => None,
+    };
     let token = env
         .secret(UPSTREAM_TOKEN)
         .map(|s| s.to_string())
@@ -46,11 +70,19 @@ pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
     config.admin_token = Some(local_token.clone());
     let now = crate::now().map_err(|e| e.to_string())?;
     let store = crate::store(env, now).map_err(|e| e.to_string())?;
-    let upstream = Upstream { url, token };
+    let public = token.is_none();
+    let upstreams: Vec<Upstream> = urls.into_iter().map(|url| Upstream { url, token: token.clone() }).collect();
     let local = Local { store: &store, config: &config, token: local_token };
     // Not pipelined: two ingest requests at once could commit out of order in D1.
-    let limits = Limits { page_size: PAGE_SIZE, max_pages: PAGES_PER_RUN, pipelined: false };
-    let report = follow::sync(&upstream, &local, &limits).await.map_err(|e| e.to_string());
+    let limits = Limits {
+        page_size: PAGE_SIZE,
+        max_pages: PAGES_PER_RUN,
+        pipelined: false,
+        agree,
+        public,
+        names: config.names.clone(),
+    };
+    let report = follow::sync_all(&upstreams, &local, &limits).await.map_err(|e| e.to_string());
     if let Some(kv_puts) = store.flush_to_kv() {
         kv_puts.await;
     }

@@ -18,11 +18,13 @@ use crate::model::time::Timestamp;
 
 impl<U: Link, L: Link> Follower<'_, U, L> {
     /// Applies the upstream's import updates of `migration_id` after the last one held
-    /// here, up to `last`; false when the page budget ran out first.
-    pub(super) async fn imports(&mut self, migration_id: i64, last: &str) -> Result<bool, FollowError> {
+    /// here, up to `last`, or until the upstream's list ends when `last` is unknown (a
+    /// public upstream, for which a migration without data is a 404 and holds none);
+    /// false when the page budget ran out first.
+    pub(super) async fn imports(&mut self, migration_id: i64, last: Option<&str>) -> Result<bool, FollowError> {
         loop {
             let held = self.imported.get(&migration_id).cloned().unwrap_or_default();
-            if held.as_str() >= last {
+            if last.is_some_and(|last| held.as_str() >= last) {
                 return Ok(true);
             }
             if self.report.pages >= self.limits.max_pages {
@@ -34,6 +36,9 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 "limit": self.limits.page_size,
             });
             const PATH: &str = "/v0/backfilling/import-updates";
+            if last.is_none() && !self.has_data(migration_id).await? {
+                return Ok(true);
+            }
             let page = self.page(PATH, &body, UpdateApi::V1).await?;
             let Some(end) = page.last().map(|item| item.update.id().to_owned()) else {
                 // The upstream's list ended before the last id its state named: it was
@@ -155,9 +160,19 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         Ok(page)
     }
 
+    /// Whether the upstreams hold an update of `migration_id` (their migration info is
+    /// not a 404).
+    async fn has_data(&self, migration_id: i64) -> Result<bool, FollowError> {
+        Ok(self.migration_info(Side::Upstream, migration_id).await?.is_some())
+    }
+
     /// `side`'s `POST /v0/backfilling/migration-info` of `migration_id`; `None` when it
     /// holds no update of that migration.
-    async fn migration_info(&self, side: Side, migration_id: i64) -> Result<Option<MigrationInfo>, FollowError> {
+    pub(super) async fn migration_info(
+        &self,
+        side: Side,
+        migration_id: i64,
+    ) -> Result<Option<MigrationInfo>, FollowError> {
         const PATH: &str = "/v0/backfilling/migration-info";
         let body = to_vec(&serde_json::json!({ "migration_id": migration_id }))?;
         let response = self.post(side, PATH, body).await?;
@@ -170,7 +185,13 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
 
 /// The parts of `POST /v0/backfilling/migration-info`'s answer the follower reads.
 #[derive(serde::Deserialize)]
-struct MigrationInfo {
+pub(super) struct MigrationInfo {
+    /// Whether the node holds every update of the migration (its backfill record).
+    #[serde(default)]
+    pub(super) complete: bool,
+    /// Whether it holds every import update of the migration.
+    #[serde(default)]
+    pub(super) import_updates_complete: bool,
     /// The migration before it that holds updates.
     #[serde(default)]
     previous_migration_id: Option<i64>,

@@ -40,15 +40,58 @@
 //! applies a history in the order the upstream's ingest did, and once caught up answers
 //! every read but the wallet's as the upstream does.
 //!
+//! **Public mode.** A network's own Scan nodes serve no export endpoints, and their
+//! public API differs from this node's: `protobuf_json` values come without record
+//! labels, the stream carries no `created_event_blob`, and there is no admin token to
+//! give. With no upstream token ([`Limits::public`]), or when the upstreams answer the
+//! export state with a 404, the follower uses public endpoints only: each page of the
+//! stream is asked in both encodings (same `after`, same page size) and the labels of
+//! `compact_json` are written into the typed `protobuf_json` values (`labels`, which
+//! names the network's source it follows); the two pages must hold the same updates,
+//! else the page is refused. Import updates and updates-before answer `protobuf_json`
+//! only, so their labels come from `GET /v2/updates/{id}` in `compact_json`, one
+//! request per update. A value the upstream can render in `compact_json` only as its
+//! fallback `{"error": .., "value": ..}` stops the follower naming it: this node stores
+//! labelled values only (such a value is not stored without labels). Blobs, the
+//! migrations and the backfill and roll-forward records come from public endpoints
+//! (`public`). Party hosting is not copied in public mode.
+//!
+//! **What differs from a direct ingest in public mode.** Every value, event and update
+//! field is the same but these, which the public API does not carry:
+//! - `created_event_blob` of every contract the upstream does not disclose through its
+//!   contract endpoints or registry contexts at the time its page is followed (only
+//!   disclosed blobs are served, so no read shows the difference, but the export of
+//!   blobs does);
+//! - a version-1 transaction's `offset` and a reassignment's `offset` are as this node
+//!   renders them (it stores none; the network gives offsets only in version 1);
+//! - party hosting (`participant-id`) is not learned: those reads answer 404 on a public
+//!   follower.
+//!
+//! **Several upstreams.** [`sync_all`] takes several upstream links; every request goes
+//! to each and what [`Limits::agree`] of them answered alike is applied (`quorum`):
+//! a stream page item by item, a migration info, a contract endpoint's answer (so a
+//! blob) byte for byte. Upstreams that answered otherwise are reported in
+//! [`Report::disagreements`]; with no quorum nothing of the page or answer is applied
+//! and the call ends with an error naming the upstreams, so the host logs it and retries.
+//!
+//! **Lag.** [`Report::upstream_record_time`] is the record time of the last update of
+//! the last stream page taken: the upstreams' end when the call caught up. A host's lag
+//! is it minus the position's record time (caught up: 0), or now minus it for an
+//! upstream that is itself behind.
+//!
 //! **Modules.** This one holds that order (`Follower::run`) and the requests to either
 //! side; `pages` fetches and checks stream pages and makes them ingest batches, with the
 //! blobs the public stream leaves out; `backfill` takes import updates and the history
-//! from before what this node holds; `network` copies the network records.
+//! from before what this node holds; `network` copies the network records; `public`
+//! holds what public mode takes from public endpoints, `labels` the labels, and
+//! `quorum` the agreement of several upstreams.
 
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
+use alloc::string::ToString;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 use core::fmt;
 
 use serde::Serialize;
@@ -57,19 +100,30 @@ use serde::de::DeserializeOwned;
 use crate::api::export::{HostingKey, Position, State};
 use crate::api::http::{Body, Method, Request, Response};
 use crate::ingest::Summary;
+use crate::model::config::Names;
 use crate::storage::exec::join;
 
 mod backfill;
+mod labels;
 mod network;
 mod pages;
+mod public;
+mod quorum;
 #[cfg(test)]
 mod tests;
 
 /// The variable naming a follower's upstream node, where the host reads one from its
 /// configuration (the worker; the native command takes `--upstream`).
 pub const UPSTREAM_URL: &str = "LEDGER_NODE_UPSTREAM_URL";
+/// The variable naming several upstream nodes, comma-separated (the worker; the native
+/// command takes `--upstream` repeated). It takes precedence over [`UPSTREAM_URL`].
+pub const UPSTREAM_URLS: &str = "LEDGER_NODE_UPSTREAM_URLS";
 /// The variable holding the upstream's admin token, which its export endpoints need.
 pub const UPSTREAM_TOKEN: &str = "LEDGER_NODE_UPSTREAM_TOKEN";
+/// The variable overriding how many upstreams must agree ([`Limits::agree`]).
+pub const UPSTREAM_AGREE: &str = "LEDGER_NODE_UPSTREAM_AGREE";
+
+pub use quorum::{Disagreement, default_agree};
 
 /// One side of the follower: sends a request to a node and returns its response.
 ///
@@ -82,7 +136,7 @@ pub trait Link {
 }
 
 /// How much one call of [`sync`] does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Updates asked for in one page (1 to [`crate::api::history::MAX_PAGE`]).
     pub page_size: u32,
@@ -95,11 +149,27 @@ pub struct Limits {
     /// native host's turns do: otherwise a later page could land without an earlier one,
     /// and the position, which is the data, would pass over the gap.
     pub pipelined: bool,
+    /// How many upstreams must send the same content for it to be applied; `None` is
+    /// f + 1 of n, f = ⌊(n − 1)/3⌋ ([`default_agree`]). At least 1, at most n.
+    pub agree: Option<u32>,
+    /// Whether to use the upstreams' public endpoints only (no admin token): set by a
+    /// host that has no upstream token. An upstream that serves no export endpoints
+    /// (404) is followed this way too.
+    pub public: bool,
+    /// The upstream network's names, which spell the paths of its coin rules.
+    pub names: Names,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { page_size: 500, max_pages: u32::MAX, pipelined: false }
+        Limits {
+            page_size: 500,
+            max_pages: u32::MAX,
+            pipelined: false,
+            agree: None,
+            public: false,
+            names: crate::model::config::Config::default().names,
+        }
     }
 }
 
@@ -116,6 +186,13 @@ pub struct Report {
     pub caught_up: bool,
     /// The stream position after the call.
     pub position: Option<Position>,
+    /// The newest record time the upstreams' stream held when last asked (the last
+    /// update of the last stream page taken): the host's lag is now minus this.
+    pub upstream_record_time: Option<String>,
+    /// Upstreams that answered otherwise than the answer applied, for the host to log.
+    pub disagreements: Vec<Disagreement>,
+    /// Whether the call followed the public endpoints only.
+    pub public: bool,
 }
 
 /// Why following stopped; nothing of the page or records at fault was applied.
@@ -133,16 +210,53 @@ impl core::error::Error for FollowError {}
 /// Brings this node (`local`) up to date with `upstream`, within `limits`; see the
 /// module docs.
 pub async fn sync<U: Link, L: Link>(upstream: &U, local: &L, limits: &Limits) -> Result<Report, FollowError> {
+    sync_all(core::slice::from_ref(upstream), local, limits).await
+}
+
+/// Brings this node (`local`) up to date with `upstreams`, taking what
+/// [`Limits::agree`] of them send alike; see the module docs. A disagreement stops the
+/// call only when no answer has enough upstreams behind it; the error then lists the
+/// disagreements noted before it.
+pub async fn sync_all<U: Link, L: Link>(upstreams: &[U], local: &L, limits: &Limits) -> Result<Report, FollowError> {
     let page_size = limits.page_size.clamp(1, crate::api::history::MAX_PAGE);
+    let n = upstreams.len();
+    if n == 0 {
+        return Err(FollowError("following needs at least one upstream".into()));
+    }
+    let agree = match limits.agree {
+        None => default_agree(n),
+        Some(agree) if (1..=n).contains(&(agree as usize)) => agree as usize,
+        Some(agree) => {
+            return Err(FollowError(format!("agree must be between 1 and the {n} upstreams given, not {agree}")));
+        }
+    };
     let mut follower = Follower {
-        upstream,
+        upstreams,
         local,
-        limits: Limits { page_size, ..*limits },
+        limits: Limits { page_size, ..limits.clone() },
+        agree,
+        public: limits.public,
         report: Report::default(),
         imported: BTreeMap::new(),
+        noted: RefCell::new(Vec::new()),
+        newest: RefCell::new(None),
+        blobs: RefCell::new(BTreeMap::new()),
     };
-    follower.run().await?;
-    Ok(follower.report)
+    let outcome = follower.run().await;
+    let noted = follower.noted.take();
+    match outcome {
+        Ok(()) => {
+            follower.report.disagreements = noted;
+            follower.report.upstream_record_time = follower.newest.take();
+            follower.report.public = follower.public;
+            Ok(follower.report)
+        }
+        Err(FollowError(message)) if noted.is_empty() => Err(FollowError(message)),
+        Err(FollowError(message)) => {
+            let noted: Vec<String> = noted.iter().map(ToString::to_string).collect();
+            Err(FollowError(format!("{message}; disagreements before it: {}", noted.join("; "))))
+        }
+    }
 }
 
 /// Which node a request went to, for messages.
@@ -163,26 +277,46 @@ impl fmt::Display for Side {
 
 /// One call of [`sync`]: both links, the budget, and what the call did so far.
 struct Follower<'a, U, L> {
-    upstream: &'a U,
+    upstreams: &'a [U],
     local: &'a L,
     limits: Limits,
+    /// How many upstreams must send the same content.
+    agree: usize,
+    /// Whether the upstreams are followed through their public endpoints only.
+    public: bool,
     report: Report,
     /// The largest import update id held here, by migration.
     imported: BTreeMap<i64, String>,
+    /// Disagreements noted so far.
+    noted: RefCell<Vec<Disagreement>>,
+    /// The record time of the last update of the last stream page taken.
+    newest: RefCell<Option<String>>,
+    /// Public mode: the blobs the upstreams disclosed, by contract id.
+    blobs: RefCell<BTreeMap<String, crate::model::update::Blob>>,
 }
 
 impl<U: Link, L: Link> Follower<'_, U, L> {
     async fn run(&mut self) -> Result<(), FollowError> {
-        let upstream_state = self.state(Side::Upstream, None).await?;
+        let upstream_state = match self.public {
+            true => None,
+            false => self.upstream_state().await?,
+        };
+        self.public = upstream_state.is_none();
         let local_state = self.state(Side::Local, None).await?;
         self.report.position = local_state.stream_position.clone();
         self.imported = local_state.import_updates.iter().map(|i| (i.migration_id, i.last_update_id.clone())).collect();
-        let upstream_imports: Vec<(i64, String)> =
-            upstream_state.import_updates.iter().map(|i| (i.migration_id, i.last_update_id.clone())).collect();
+        // The import updates by migration, up to the last id when the upstream says it
+        // (export), else until the upstream's list ends (public).
+        let upstream_imports: Vec<(i64, Option<String>)> = match &upstream_state {
+            Some(state) => {
+                state.import_updates.iter().map(|i| (i.migration_id, Some(i.last_update_id.clone()))).collect()
+            }
+            None => self.public_migrations().await?.into_iter().map(|m| (m, None)).collect(),
+        };
 
         let mut current = self.report.position.as_ref().map(|p| p.after_migration_id);
         for (migration_id, last) in &upstream_imports {
-            if current.is_some_and(|c| *migration_id <= c) && !self.imports(*migration_id, last).await? {
+            if current.is_some_and(|c| *migration_id <= c) && !self.imports(*migration_id, last.as_deref()).await? {
                 return Ok(());
             }
         }
@@ -199,7 +333,8 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             }
             if current != Some(migration_id) {
                 if let Some((_, last)) = upstream_imports.iter().find(|(m, _)| *m == migration_id)
-                    && (!self.imports(migration_id, last).await? || self.report.pages >= self.limits.max_pages)
+                    && (!self.imports(migration_id, last.as_deref()).await?
+                        || self.report.pages >= self.limits.max_pages)
                 {
                     return Ok(());
                 }
@@ -247,14 +382,17 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             }
         }
         for (migration_id, last) in &upstream_imports {
-            if !self.imports(*migration_id, last).await? {
+            if !self.imports(*migration_id, last.as_deref()).await? {
                 return Ok(());
             }
         }
         if !self.earlier_history().await? {
             return Ok(());
         }
-        self.network_records(upstream_state, local_state).await?;
+        match upstream_state {
+            Some(upstream_state) => self.network_records(upstream_state, local_state).await?,
+            None => self.public_records().await?,
+        }
         self.report.caught_up = true;
         Ok(())
     }
@@ -263,6 +401,18 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
     async fn state(&self, side: Side, topology_after: Option<&HostingKey>) -> Result<State, FollowError> {
         let body = to_vec(&serde_json::json!({ "topology_after": topology_after }))?;
         self.call(side, "/v0/admin/export/state", body).await
+    }
+
+    /// The upstreams' export state; `None` when they serve no export endpoints (404),
+    /// as the network's own nodes do: then only the public endpoints are followed.
+    async fn upstream_state(&self) -> Result<Option<State>, FollowError> {
+        const PATH: &str = "/v0/admin/export/state";
+        let body = to_vec(&serde_json::json!({ "topology_after": null }))?;
+        let response = self.post(Side::Upstream, PATH, body).await?;
+        if response.status == 404 {
+            return Ok(None);
+        }
+        read(Side::Upstream, PATH, &response).map(Some)
     }
 
     /// Applies `batch` here; what it did.
@@ -290,10 +440,37 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
     async fn post(&self, side: Side, path: &str, body: Vec<u8>) -> Result<Response, FollowError> {
         let request = request(path, body, "application/json");
         match side {
-            Side::Upstream => self.upstream.send(request).await,
-            Side::Local => self.local.send(request).await,
+            Side::Upstream => self.agreed(request).await,
+            Side::Local => self.local.send(request).await.map_err(|e| FollowError(format!("{side}: POST {path}: {e}"))),
         }
-        .map_err(|e| FollowError(format!("{side}: POST {path}: {e}")))
+    }
+
+    /// `request`'s answer from every upstream, in their order.
+    async fn ask_all(&self, request: &Request) -> Vec<Result<Response, String>> {
+        let mut answers = Vec::with_capacity(self.upstreams.len());
+        for upstream in self.upstreams {
+            answers.push(upstream.send(request.clone()).await);
+        }
+        answers
+    }
+
+    /// The answer to `request` that enough upstreams gave alike ([`quorum`]); a
+    /// disagreement is noted. With one upstream, its answer.
+    async fn agreed(&self, request: Request) -> Result<Response, FollowError> {
+        let what = format!("{} {}", request.method.as_str(), request.path);
+        let answers = self.ask_all(&request).await;
+        if answers.len() == 1 {
+            let answer = answers.into_iter().next().unwrap_or_else(|| Err("no upstream".into()));
+            return answer.map_err(|e| FollowError(format!("the upstream: {what}: {e}")));
+        }
+        let (response, disagreement) = quorum::response(&what, answers, self.agree).map_err(FollowError)?;
+        self.noted.borrow_mut().extend(disagreement);
+        Ok(response)
+    }
+
+    /// GETs the upstreams' `target`: the answer enough of them gave.
+    async fn get_upstream(&self, target: &str) -> Result<Response, FollowError> {
+        self.agreed(Request::new(Method::Get, target)).await
     }
 }
 

@@ -73,6 +73,9 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 )));
             }
         }
+        if let Some(last) = page.last() {
+            *self.newest.borrow_mut() = Some(last.update.record_time().to_string());
+        }
         // The position moves to the page's last update: a page that goes back would be
         // asked for again and again.
         for pair in page.windows(2) {
@@ -101,9 +104,12 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         body: &serde_json::Value,
         api: UpdateApi,
     ) -> Result<Vec<Item>, FollowError> {
-        let page: Page = self.call(Side::Upstream, path, to_vec(body)?).await?;
+        let mut texts = self.agreed_texts(path, body, api).await?;
+        if self.public {
+            texts = self.labelled(path, body, texts, api).await?;
+        }
         let mut line = Vec::new();
-        page.transactions
+        texts
             .into_iter()
             .enumerate()
             .map(|(index, text)| {
@@ -111,10 +117,6 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                     FollowError(format!(
                         "the upstream's POST {path} answered a malformed page: item {index}: {problem}"
                     ))
-                };
-                let text = match api {
-                    UpdateApi::V1 => without_offset(text),
-                    UpdateApi::V2 => text,
                 };
                 // Items are ingest records but for their blobs: the fast reader takes
                 // them, and the strict parser names what is wrong with one it declines.
@@ -132,6 +134,103 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 Ok(Item { update, text })
             })
             .collect()
+    }
+
+    /// The items of the upstreams' page from `path` (version 1 items without their
+    /// `offset`), as enough upstreams sent them ([`super::quorum::page`]).
+    async fn agreed_texts(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        api: UpdateApi,
+    ) -> Result<Vec<Box<RawValue>>, FollowError> {
+        let items = |page: Page| -> Vec<Box<RawValue>> {
+            page.transactions
+                .into_iter()
+                .map(|text| match api {
+                    UpdateApi::V1 => without_offset(text),
+                    UpdateApi::V2 => text,
+                })
+                .collect()
+        };
+        if self.upstreams.len() == 1 {
+            let page: Page = self.call(Side::Upstream, path, to_vec(body)?).await?;
+            return Ok(items(page));
+        }
+        let request = super::request(path, to_vec(body)?, "application/json");
+        let answers = self.ask_all(&request).await;
+        let mut pages: Vec<Result<Vec<Box<RawValue>>, String>> = Vec::with_capacity(answers.len());
+        for answer in answers {
+            pages.push(match answer {
+                Ok(response) => super::read::<Page>(Side::Upstream, path, &response).map(items).map_err(|e| e.0),
+                Err(e) => Err(e),
+            });
+        }
+        let keyed: Vec<Result<Vec<(String, String)>, String>> = pages
+            .iter()
+            .map(|page| match page {
+                Ok(items) => Ok(items.iter().map(|text| (update_id(text), text.get().to_owned())).collect()),
+                Err(e) => Err(e.clone()),
+            })
+            .collect();
+        let what = format!("POST {path} {}", String::from_utf8_lossy(&to_vec(body)?));
+        let (source, length, disagreement) = super::quorum::page(&what, &keyed, self.agree).map_err(FollowError)?;
+        self.noted.borrow_mut().extend(disagreement);
+        let mut agreed = pages.into_iter().nth(source).and_then(Result::ok).unwrap_or_default();
+        agreed.truncate(length);
+        Ok(agreed)
+    }
+
+    /// `texts`, items of the upstreams' page from `path` in `protobuf_json` without
+    /// record labels, with the labels of the same updates in `compact_json`: the stream's
+    /// page asked again in that encoding (it must hold the same updates), or each
+    /// update by id for the backfilling endpoints, which answer `protobuf_json` only.
+    async fn labelled(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        texts: Vec<Box<RawValue>>,
+        api: UpdateApi,
+    ) -> Result<Vec<Box<RawValue>>, FollowError> {
+        let refused = |problem: String| {
+            FollowError(format!("the upstream's POST {path}: {problem}; nothing of the page was applied"))
+        };
+        let compact: Vec<Box<RawValue>> = if path == "/v2/updates" {
+            let mut other = body.clone();
+            other["daml_value_encoding"] = serde_json::json!("compact_json");
+            let compact = self.agreed_texts(path, &other, api).await?;
+            let n = texts.len().min(compact.len());
+            for (typed, compact) in texts.iter().zip(&compact).take(n) {
+                let (a, b) = (update_id(typed), update_id(compact));
+                if a != b {
+                    return Err(refused(format!(
+                        "its protobuf_json page holds update {a} where its compact_json page holds {b}"
+                    )));
+                }
+            }
+            compact
+        } else {
+            let mut compact = Vec::with_capacity(texts.len());
+            for text in &texts {
+                let id = update_id(text);
+                let target = format!("/v2/updates/{id}?daml_value_encoding=compact_json");
+                let response = self.get_upstream(&target).await?;
+                let item: Box<RawValue> = super::read(Side::Upstream, &target, &response)?;
+                compact.push(item);
+            }
+            compact
+        };
+        let mut out = Vec::with_capacity(texts.len());
+        for (typed, compact) in texts.into_iter().zip(compact) {
+            let mut typed: serde_json::Value =
+                serde_json::from_str(typed.get()).map_err(|e| refused(format!("an item that is not JSON: {e}")))?;
+            let compact: serde_json::Value =
+                serde_json::from_str(compact.get()).map_err(|e| refused(format!("an item that is not JSON: {e}")))?;
+            super::labels::label_update(&mut typed, &compact).map_err(refused)?;
+            let text = serde_json::to_string(&typed).map_err(|e| refused(e.to_string()))?;
+            out.push(RawValue::from_string(text).map_err(|e| refused(e.to_string()))?);
+        }
+        Ok(out)
     }
 
     /// Up to `count` consecutive stream pages after `after`, prepared; fewer at the
@@ -196,7 +295,13 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             .map(|e| e.contract_id.clone())
             .collect();
         let mut blobs = BTreeMap::new();
-        for chunk in ids.chunks(export::MAX_CONTRACT_IDS) {
+        if self.public {
+            self.disclose(&items, &ids).await?;
+            let held = self.blobs.borrow();
+            blobs.extend(ids.iter().filter_map(|id| held.get(id).map(|blob| (id.clone(), blob.clone()))));
+        }
+        let export_ids = if self.public { &[][..] } else { &ids[..] };
+        for chunk in export_ids.chunks(export::MAX_CONTRACT_IDS) {
             let body = to_vec(&serde_json::json!({ "contract_ids": chunk }))?;
             let found: Blobs = self.call(Side::Upstream, "/v0/admin/export/blobs", body).await?;
             for blob in found.blobs {
@@ -230,6 +335,16 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         }
         Ok(batch.into_bytes())
     }
+}
+
+/// The `update_id` of an item, empty when it has none (the parsers name that).
+fn update_id(text: &RawValue) -> String {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        #[serde(default)]
+        update_id: String,
+    }
+    serde_json::from_str::<Id>(text.get()).map(|id| id.update_id).unwrap_or_default()
 }
 
 /// The contracts that `update` archives: those of its consuming exercised events.

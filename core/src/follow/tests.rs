@@ -266,7 +266,7 @@ fn pipelined_pages_in_any_budget_end_the_same() {
     let upstream = upstream();
     for (page_size, max_pages) in [(1, 1), (1, 2), (1, 3), (2, 5), (500, u32::MAX)] {
         let follower = Node::new();
-        let limits = Limits { page_size, max_pages, pipelined: true };
+        let limits = Limits { page_size, max_pages, pipelined: true, ..Limits::default() };
         let mut calls = 0;
         while !block_on(sync(&upstream, &follower, &limits)).expect("following").caught_up {
             calls += 1;
@@ -321,7 +321,7 @@ fn history_the_upstream_backfills_behind_the_follower_comes_across() {
     for limits in [
         Limits::default(),
         Limits { page_size: 1, max_pages: 1, ..Limits::default() },
-        Limits { page_size: 2, max_pages: 3, pipelined: true },
+        Limits { page_size: 2, max_pages: 3, pipelined: true, ..Limits::default() },
     ] {
         let (upstream, follower) = (upstream(), Node::new());
         block_on(sync(&upstream, &follower, &limits)).expect("following");
@@ -684,4 +684,255 @@ fn an_upstream_whose_import_updates_do_not_move_on_stops_the_follower_naming_the
         error.to_string(),
         r#"the upstream answered POST /v0/backfilling/import-updates for migration 1 after "00i1" with a page ending at "00i1", which is not after it"#
     );
+}
+
+/// A link to a node that answers as the network's Scan nodes do: no admin or export
+/// endpoints (404), no `created_event_blob` in any update it renders, and its
+/// `protobuf_json` values without record labels. `tamper` rewrites what it answers.
+struct Scan<'a> {
+    node: &'a Node,
+    tamper: fn(String) -> String,
+}
+
+impl<'a> Scan<'a> {
+    fn new(node: &'a Node) -> Self {
+        Scan { node, tamper: |body| body }
+    }
+}
+
+impl Link for Scan<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path.starts_with("/v0/admin/") {
+            return Ok(Response::json(404, br#"{"error":"not found"}"#.to_vec()));
+        }
+        let updates = request.path.starts_with("/v2/updates")
+            || request.path.starts_with("/v1/updates")
+            || request.path.starts_with("/v0/backfilling/import-updates")
+            || request.path.starts_with("/v0/backfilling/updates-before");
+        let protobuf = request.path.starts_with("/v0/backfilling/")
+            || request.query.contains("protobuf_json")
+            || request_json(&request)["daml_value_encoding"] == "protobuf_json";
+        let mut response = self.node.answer(request);
+        if updates && response.status == 200 {
+            let mut body: Value = serde_json::from_slice(&response.body).expect("a JSON body");
+            strip(&mut body, protobuf);
+            response.body = (self.tamper)(body.to_string()).into_bytes();
+        }
+        Ok(response)
+    }
+}
+
+/// Removes every `created_event_blob`, and every record field's `label` when `labels`.
+fn strip(value: &mut Value, labels: bool) {
+    match value {
+        Value::Object(object) => {
+            object.shift_remove("created_event_blob");
+            if labels
+                && object.contains_key("value")
+                && object.len() == 2
+                && object.get("label").is_some_and(Value::is_string)
+            {
+                object.shift_remove("label");
+            }
+            object.values_mut().for_each(|v| strip(v, labels));
+        }
+        Value::Array(values) => values.iter_mut().for_each(|v| strip(v, labels)),
+        _ => {}
+    }
+}
+
+fn contract(update_id: &str, record_time: &str, cid: &str, template: &str, fields: Value, blob: &str) -> Value {
+    let event_id = format!("{update_id}:0");
+    let event = json!({
+        "event_type": "created_event", "event_id": event_id, "contract_id": cid,
+        "template_id": format!("pkg0:{template}"), "package_name": "platform",
+        "create_arguments": {"record": {"fields": fields}},
+        "created_at": record_time, "signatories": ["dso::1220"], "observers": [],
+        "created_event_blob": blob
+    });
+    update(update_id, 1, record_time, vec![(event_id, event)])
+}
+
+/// An update creating a locked coin and the transfer instruction that holds it.
+fn transfer() -> Value {
+    let at = "2024-01-03T00:00:02.000000Z";
+    let mut locked = contract("u-ti", at, "locked", "Platform.Coin:LockedCoin", json!([]), "AQED");
+    let ti = contract(
+        "u-ti",
+        at,
+        "ti",
+        "Platform.CoinTransferInstruction:CoinTransferInstruction",
+        json!([{"label": "lockedCoin", "value": {"contractId": "locked"}}]),
+        "AQEE",
+    );
+    let mut event = ti["update"]["events_by_id"]["u-ti:0"].clone();
+    event["event_id"] = json!("u-ti:1");
+    locked["update"]["events_by_id"]["u-ti:1"] = event;
+    locked["update"]["root_event_ids"] = json!(["u-ti:0", "u-ti:1"]);
+    locked
+}
+
+/// The history of [`history`], and the contracts the registry discloses, with values of
+/// every shape the labels must be carried through.
+fn disclosing_history() -> Vec<Value> {
+    let mut records = history();
+    let nested = json!([
+        {"label": "dso", "value": {"party": "dso::1220"}},
+        {"label": "config", "value": {"optional": {"value": {"optional": {"value": {"record": {"fields": [
+            {"label": "fee", "value": {"numeric": "0.0300000000"}},
+            {"label": "steps", "value": {"list": {"elements": [{"variant": {"constructor": "Step", "value": {"record": {"fields": [
+                {"label": "at", "value": {"timestamp": "1704067200000000"}}
+            ]}}}}]}}},
+            {"label": "names", "value": {"textMap": {"entries": [{"key": "k", "value": {"record": {"fields": [{"label": "day", "value": {"date": 19723}}]}}}]}}},
+            {"label": "byKey", "value": {"genMap": {"entries": [{"key": {"record": {"fields": [{"label": "n", "value": {"int64": "1"}}]}}, "value": {"enum": {"constructor": "On"}}}]}}}
+        ]}}}}}}}
+    ]);
+    records.extend([
+        contract("u-rules", "2024-01-03T00:00:00.000000Z", "rules", "Platform.CoinRules:CoinRules", nested, "AQEB"),
+        contract(
+            "u-round",
+            "2024-01-03T00:00:01.000000Z",
+            "round-1",
+            "Platform.Round:OpenMiningRound",
+            json!([
+                {"label": "round", "value": {"record": {"fields": [{"label": "number", "value": {"int64": "1"}}]}}},
+                {"label": "opensAt", "value": {"timestamp": "0"}},
+                {"label": "targetClosesAt", "value": {"timestamp": "600000000"}},
+                {"label": "tickDuration", "value": {"record": {"fields": [
+                    {"label": "microseconds", "value": {"int64": "150000000"}}
+                ]}}}
+            ]),
+            "AQEC",
+        ),
+        // The locked coin and the instruction are created by one transaction, as on the network.
+        transfer(),
+    ]);
+    records
+}
+
+/// The reads a public follower must answer as its upstream: every read of [`reads`]
+/// but the export endpoints and party hosting (not copied in public mode), and the
+/// Scan contract endpoints and the registry context, blobs included.
+fn public_reads() -> Vec<(Method, String, String)> {
+    let mut reads: Vec<_> = reads()
+        .into_iter()
+        .filter(|(_, target, _)| !target.starts_with("/v0/admin/") && !target.contains("/parties/"))
+        .collect();
+    for id in ["u-rules", "u-round", "u-ti"] {
+        for encoding in ["compact_json", "protobuf_json"] {
+            reads.push((Method::Get, format!("/v2/updates/{id}?daml_value_encoding={encoding}"), String::new()));
+        }
+    }
+    for target in ["/v0/coin-rules", "/registry/transfer-instruction/v2/ti/choice-contexts/accept"] {
+        reads.push((Method::Post, target.into(), "{}".into()));
+    }
+    reads.push((Method::Post, "/v0/open-and-issuing-mining-rounds".into(), ROUNDS.into()));
+    reads
+}
+
+const ROUNDS: &str = r#"{"cached_open_mining_round_contract_ids":[],"cached_issuing_round_contract_ids":[]}"#;
+
+fn assert_same_public(upstream: &Node, follower: &Node) {
+    for (method, target, body) in public_reads() {
+        let (theirs, ours) =
+            (upstream.call(method.clone(), &target, &body), follower.call(method.clone(), &target, &body));
+        if !target.contains("/updates") && !target.starts_with("/v0/backfilling/") && !target.starts_with("/v0/roll") {
+            assert!(theirs.0 == 200 && theirs.1.contains("AQE"), "a read that shows blobs: {theirs:?}");
+        }
+        assert_eq!(theirs, ours, "{} {target} {body}", method.as_str());
+    }
+}
+
+fn disclosing_upstream() -> Node {
+    let node = Node::new();
+    node.ingest(&disclosing_history());
+    node
+}
+
+#[test]
+fn a_follower_of_a_public_scan_answers_every_read_as_its_upstream_does() {
+    let upstream = disclosing_upstream();
+    let follower = Node::new();
+    let report = block_on(sync(&Scan::new(&upstream), &follower, &Limits::default())).expect("following");
+    assert!(report.caught_up && report.public);
+    assert_eq!(report.summary.applied.update, 9);
+    assert_eq!(report.upstream_record_time.as_deref(), Some("2024-01-03T00:00:02.000000Z"));
+    assert_same_public(&upstream, &follower);
+    // A page at a time ends the same.
+    let paged = Node::new();
+    let limits = Limits { page_size: 1, max_pages: 2, ..Limits::default() };
+    while !block_on(sync(&Scan::new(&upstream), &paged, &limits)).expect("following").caught_up {}
+    assert_same_public(&upstream, &paged);
+}
+
+#[test]
+fn an_upstream_tampering_with_an_update_is_outvoted_by_the_others_and_reported() {
+    let upstream = disclosing_upstream();
+    let honest = Scan::new(&upstream);
+    let tampering = Scan { node: &upstream, tamper: |body| body.replace("dso::1220", "mallory::1220") };
+    let upstreams = [Scan::new(&upstream), tampering, honest, Scan::new(&upstream)];
+    let follower = Node::new();
+    let report = block_on(sync_all(&upstreams, &follower, &Limits::default())).expect("following");
+    assert!(report.caught_up);
+    assert_same_public(&upstream, &follower);
+    let tampered: Vec<&Disagreement> = report.disagreements.iter().filter(|d| d.upstreams == [1]).collect();
+    assert!(!tampered.is_empty(), "{:?}", report.disagreements);
+    assert!(tampered.iter().any(|d| d.update_ids.iter().any(|id| id == "u-rules")), "{:?}", report.disagreements);
+    assert!(report.disagreements.iter().all(|d| d.upstreams == [1]), "{:?}", report.disagreements);
+}
+
+#[test]
+fn without_enough_upstreams_agreeing_the_disputed_update_is_never_applied() {
+    let upstream = disclosing_upstream();
+    let tampering = Scan { node: &upstream, tamper: |body| body.replace("\"lockedCoin\"", "\"stolenCoin\"") };
+    let upstreams = [Scan::new(&upstream), tampering];
+    let follower = Node::new();
+    let limits = Limits { agree: Some(2), ..Limits::default() };
+    let error = block_on(sync_all(&upstreams, &follower, &limits)).expect_err("no quorum");
+    assert!(error.to_string().contains("no 2 of the 2 upstreams"), "{error}");
+    assert!(error.to_string().contains("u-ti"), "{error}");
+    let (status, _) = follower.call(Method::Get, "/v2/updates/u-ti", "");
+    assert_eq!(status, 404);
+    // The updates before it, which both sent alike, were applied.
+    let (status, _) = follower.call(Method::Get, "/v2/updates/u-round", "");
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_compact_rendering_the_upstream_could_not_decode_stops_the_follower_naming_the_value() {
+    let upstream = disclosing_upstream();
+    let fallback = Scan {
+        node: &upstream,
+        tamper: |body| body.replace(r#""lockedCoin":"locked""#, r#""error":"no codec","value":["locked"]"#),
+    };
+    let error = block_on(sync(&fallback, &Node::new(), &Limits::default())).expect_err("a fallback value");
+    assert!(error.to_string().contains("update u-ti: event u-ti:1: create_arguments"), "{error}");
+    assert!(error.to_string().contains("fallback (\"no codec\")"), "{error}");
+}
+
+/// A public upstream whose registry serves no choice contexts.
+struct WithoutRegistry<'a>(Scan<'a>);
+
+impl Link for WithoutRegistry<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path.starts_with("/registry/") {
+            return Ok(Response::json(404, br#"{"error":"not found"}"#.to_vec()));
+        }
+        self.0.send(request).await
+    }
+}
+
+#[test]
+fn a_context_needing_a_blob_the_upstream_never_disclosed_is_a_503_naming_the_contract() {
+    let upstream = disclosing_upstream();
+    let follower = Node::new();
+    block_on(sync(&WithoutRegistry(Scan::new(&upstream)), &follower, &Limits::default())).expect("following");
+    let (status, body) =
+        follower.call(Method::Post, "/registry/transfer-instruction/v2/ti/choice-contexts/accept", "{}");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("contract locked (Platform.Coin:LockedCoin)"), "{body}");
+    // The coin rules and the open round came from the contract endpoints all the same.
+    for (target, body) in [("/v0/coin-rules", "{}"), ("/v0/open-and-issuing-mining-rounds", ROUNDS)] {
+        assert_eq!(upstream.call(Method::Post, target, body), follower.call(Method::Post, target, body), "{target}");
+    }
 }

@@ -41,6 +41,10 @@ pub enum Error {
     Internal(String),
     /// 500: the storage backend failed; the detail is logged, not sent.
     Store(StoreError),
+    /// 503: the answer needs something this node does not hold yet, such as the created
+    /// event blob of a contract that a follower has not been disclosed; the message names
+    /// it and is sent, as the client may retry.
+    NotHeld(String),
     /// 503: the node is not ready to serve because its store cannot be read (the
     /// readiness probe, [`crate::api::health`]); the detail is logged, not sent.
     Unavailable(StoreError),
@@ -59,7 +63,7 @@ impl Error {
             Error::PayloadTooLarge { .. } => 413,
             Error::TooManyRequests(_) => 429,
             Error::Unsupported(_) | Error::Internal(_) | Error::Store(_) => 500,
-            Error::Unavailable(_) => 503,
+            Error::NotHeld(_) | Error::Unavailable(_) => 503,
         }
     }
 }
@@ -74,6 +78,7 @@ impl fmt::Display for Error {
             | Error::Conflict(m)
             | Error::TooManyRequests(m)
             | Error::Unsupported(m)
+            | Error::NotHeld(m)
             | Error::Internal(m) => f.write_str(m),
             Error::MethodNotAllowed { allowed } => {
                 write!(f, "method not allowed; this path answers to {allowed}")

@@ -10,6 +10,11 @@
 //! - [`Local`]: this node's component over the store, with an admin token of the
 //!   command's own, as `ledger-node ingest` does.
 //!
+//! With several `--upstream`s, each request goes to every one and what `--agree` of
+//! them (f + 1 of n by default) sent alike is applied; a disagreement is logged as a
+//! warning. Without `LEDGER_NODE_UPSTREAM_TOKEN` only the upstreams' public endpoints
+//! are used, as for a network's own Scan nodes.
+//!
 //! [`run`] calls the core's `sync` in rounds of [`PAGES_PER_ROUND`] pages, reporting
 //! progress after each, until the follower has caught up (with `--once`) or for ever,
 //! polling every `poll` when caught up. An error stops it: the core applied nothing of
@@ -164,21 +169,51 @@ pub struct Options {
     pub once: bool,
     /// How long to wait, caught up, before asking again.
     pub poll: Duration,
+    /// How many upstreams must agree (`--agree`); `None`: f + 1 of n.
+    pub agree: Option<u32>,
+    /// Whether the upstreams are followed through their public endpoints only (no
+    /// upstream token was given).
+    pub public: bool,
 }
 
-/// Follows `upstream` into `local` (see the module docs); returns the totals when
+impl Options {
+    /// The core's limits for one round.
+    pub fn limits(&self) -> Limits {
+        let mut names = ledger_node_core::model::config::Config::default().names;
+        for (var, slot) in [
+            (ledger_node_core::model::config::NAMES_ROOT, &mut names.root),
+            (ledger_node_core::model::config::NAMES_COIN, &mut names.coin),
+        ] {
+            if let Ok(value) = std::env::var(var)
+                && !value.is_empty()
+            {
+                *slot = value;
+            }
+        }
+        Limits {
+            page_size: self.page_size,
+            max_pages: PAGES_PER_ROUND,
+            pipelined: true,
+            agree: self.agree,
+            public: self.public,
+            names,
+        }
+    }
+}
+
+/// Follows `upstreams` into `local` (see the module docs); returns the totals when
 /// `once` and caught up.
 pub async fn run(
-    upstream: &Upstream,
+    upstreams: &[Upstream],
     local: &Local,
     options: &Options,
     progress: &mut dyn Progress,
 ) -> anyhow::Result<Summary> {
-    let limits = Limits { page_size: options.page_size, max_pages: PAGES_PER_ROUND, pipelined: true };
+    let limits = options.limits();
     let mut totals = Summary::default();
     loop {
         let started = Instant::now();
-        let report = match follow::sync(upstream, local, &limits).await {
+        let report = match follow::sync_all(upstreams, local, &limits).await {
             Ok(report) => report,
             Err(e) => {
                 local.node().metrics().follow_failed();
@@ -204,14 +239,14 @@ pub async fn run(
 /// applied something; a round that fails is logged and tried again after `poll`, so an
 /// upstream that was down is followed again once it is back, and a conflict is
 /// reported until the operator resolves it.
-pub fn spawn_serving(upstream: Upstream, local: Local, page_size: u32, poll: Duration) -> std::io::Result<()> {
-    let limits = Limits { page_size, max_pages: PAGES_PER_ROUND, pipelined: true };
+pub fn spawn_serving(upstreams: Vec<Upstream>, local: Local, options: &Options) -> std::io::Result<()> {
+    let (limits, poll) = (options.limits(), options.poll);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     std::thread::Builder::new().name("follow".into()).spawn(move || {
         runtime.block_on(async {
             loop {
                 let started = Instant::now();
-                match follow::sync(&upstream, &local, &limits).await {
+                match follow::sync_all(&upstreams, &local, &limits).await {
                     Ok(report) => {
                         log_round(&local, &report, started);
                         if report.caught_up {
@@ -240,6 +275,14 @@ pub fn spawn_serving(upstream: Upstream, local: Local, page_size: u32, poll: Dur
 /// logs it.
 fn log_round(local: &Local, report: &Report, started: Instant) {
     local.node().metrics().follow_round(report, crate::metrics::unix_now());
+    for disagreement in &report.disagreements {
+        tracing::warn!(
+            request = %disagreement.request,
+            upstreams = ?disagreement.upstreams,
+            update_ids = ?disagreement.update_ids,
+            "upstreams disagree; the answer enough of them gave was applied"
+        );
+    }
     let position = report.position.as_ref();
     tracing::info!(
         pages = report.pages,
@@ -247,6 +290,8 @@ fn log_round(local: &Local, report: &Report, started: Instant) {
         caught_up = report.caught_up,
         migration_id = position.map(|p| p.after_migration_id),
         record_time = position.map(|p| p.after_record_time.as_str()),
+        upstream_record_time = report.upstream_record_time.as_deref(),
+        public = report.public,
         duration_ms = started.elapsed().as_secs_f64() * 1000.0,
         "follow round"
     );

@@ -38,7 +38,8 @@
 //!    the external party config state are singletons: when several are active, the one
 //!    created last wins, then the highest contract id. No active coin rules is a 404.
 //!    A disclosed contract being reassigned (unassigned, not yet assigned) is a 409 that
-//!    names it.
+//!    names it; one whose created event blob this node does not hold (a follower of a
+//!    public upstream that has not disclosed it) is a 503 that names it.
 //! 4. `meta` entries join the values as `{"tag":"AV_Text","value":v}` on every path.
 //!
 //! Precedence: 400, then 404, then 409. The three choices share one context (accept only
@@ -405,11 +406,18 @@ pub(crate) async fn disclosed_contract<S: Store>(
     };
     let Active { contract_id, creation } = active;
     let Creation { template_id, payload, created_at, blob, package_name, .. } = creation;
+    // A follower of a public upstream holds only the blobs the upstream disclosed.
+    let Some(blob) = blob else {
+        return Err(Error::NotHeld(format!(
+            "this node does not hold the created event blob of contract {contract_id} ({}); retry later",
+            template_id.qualified_name()
+        )));
+    };
     let debug = !exclude_debug;
     Ok(DisclosedContract {
         template_id: template_id.as_str().into(),
         contract_id,
-        created_event_blob: blob.map_or_else(String::new, |blob| blob.as_str().into()),
+        created_event_blob: blob.as_str().into(),
         synchronizer_id,
         debug_package_name: debug.then_some(package_name),
         debug_payload: debug.then_some(payload),
@@ -485,7 +493,8 @@ mod tests {
                 "event_type": "created_event", "event_id": format!("{update_id}:0"), "contract_id": cid,
                 "template_id": format!("pkg:{template}"), "package_name": "platform",
                 "create_arguments": {"record": {"fields": fields}},
-                "created_at": created_at, "signatories": ["dso::1"], "observers": []
+                "created_at": created_at, "signatories": ["dso::1"], "observers": [],
+                "created_event_blob": "AAEC"
             }}
         }})
     }
