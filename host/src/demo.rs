@@ -33,7 +33,11 @@
 //!      vote archived, a new one created), transfer instructions through the token
 //!      standard interface (a `LockedCoin` and a `CoinTransferInstruction` whose
 //!      `lockedCoin` names it), their acceptance, rejection or withdrawal, expired locks
-//!      (leaving an instruction whose locked coin is gone), and reassignments of coins
+//!      (leaving an instruction whose locked coin is gone), coin allocations to a
+//!      settlement (`AllocationFactory_Allocate`: a `LockedCoin` and a `CoinAllocation`
+//!      whose `lockedCoin` names it and whose `allocation` carries the settlement and
+//!      the transfer leg), each then executed by the settlement's executor, cancelled
+//!      by it or withdrawn by the sender, and reassignments of coins
 //!      and locked coins between the synchronizers (an unassignment and its assignment a
 //!      few updates apart, now and then the assignment first; some contracts are left
 //!      in flight at the end);
@@ -109,6 +113,8 @@ const TICK: i64 = 10 * MINUTE;
 const UNIT: i64 = 10_000_000_000;
 /// At most this many transfer instructions are pending at once.
 const MAX_INSTRUCTIONS: usize = 16;
+/// At most this many coin allocations are live at once.
+const MAX_ALLOCATIONS: usize = 8;
 /// At most this many contracts are away on the app synchronizer or in flight at once.
 const MAX_REASSIGNED: usize = 8;
 

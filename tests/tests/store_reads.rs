@@ -332,3 +332,85 @@ fn the_registry_s_calls_cost_a_fixed_number_of_store_reads() {
         assert_eq!(calls, StoreCalls { scan: lookups + disclosed, get_many: 1, ..StoreCalls::default() }, "{kind}");
     }
 }
+
+/// The allocations of a demo history still live at its end, oldest first.
+fn live_allocations(history: &[u8]) -> Vec<String> {
+    let mut live: Vec<String> = Vec::new();
+    for record in history.split(|b| *b == b'\n').filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok()) {
+        let Some(events) = record.get("update").and_then(|u| u.get("events_by_id")).and_then(|e| e.as_object()) else {
+            continue;
+        };
+        for event in events.values() {
+            let id = event["contract_id"].as_str().unwrap_or_default().to_owned();
+            match event["event_type"].as_str() {
+                Some("created_event")
+                    if event["template_id"]
+                        .as_str()
+                        .is_some_and(|t| t.ends_with(":Platform.CoinAllocation:CoinAllocation")) =>
+                {
+                    live.push(id)
+                }
+                Some("exercised_event") if event["consuming"] == true => live.retain(|a| *a != id),
+                _ => {}
+            }
+        }
+    }
+    live
+}
+
+#[test]
+fn the_allocation_calls_cost_a_fixed_number_of_store_reads() {
+    let node = node();
+    let (history, _) = demo(1500);
+    let live = live_allocations(&history);
+    assert!(!live.is_empty(), "the demo history leaves no allocation live");
+    let (response, _) = node
+        .instance()
+        .expect("an instance")
+        .handle_counted(&request("POST", "/v0/admin/ingest", Some(history)))
+        .expect("ingest");
+    assert_eq!(response.status, 200, "{}", String::from_utf8_lossy(&response.body));
+    let disclosed = |answer: &serde_json::Value| answer["disclosedContracts"].as_array().map_or(0, |d| d.len() as u32);
+    for id in &live {
+        // Withdraw: the allocation's and the locked coin's records, three template scans,
+        // one get_many, one location per disclosed contract.
+        let (answer, calls) =
+            post_json(&node, &format!("/registry/allocations/v1/{id}/choice-contexts/withdraw"), serde_json::json!({}));
+        let unlocked = disclosed(&answer);
+        assert!(unlocked >= 3, "{answer}");
+        assert_eq!(
+            calls,
+            StoreCalls { get: 2, get_many: 1, scan: 3 + unlocked, ..StoreCalls::default() },
+            "withdraw {id}"
+        );
+        // Execute: the same, plus one lookup of the executor's featured app right.
+        let path = format!("/registry/allocations/v1/{id}/choice-contexts/execute-transfer");
+        let (answer, calls) = post_json(&node, &path, serde_json::json!({}));
+        let n = disclosed(&answer);
+        assert!(n == unlocked || n == unlocked + 1, "{answer}");
+        assert_eq!(calls, StoreCalls { get: 2, get_many: 1, scan: 4 + n, ..StoreCalls::default() }, "execute {id}");
+    }
+    let (info, _) = get_json(&node, "/registry/metadata/v1/info");
+    let dso = info["adminId"].as_str().expect("an admin").to_owned();
+    let body = serde_json::json!({"choiceArguments": {
+        "expectedAdmin": dso,
+        "allocation": {
+            "settlement": {"executor": dso, "settlementRef": {"id": "t"}, "requestedAt": "2020-01-01T00:00:00Z",
+                "allocateBefore": "2998-01-01T00:00:00Z", "settleBefore": "2999-01-01T00:00:00Z"},
+            "transferLegId": "0",
+            "transferLeg": {"sender": "nobody::1", "receiver": "nobody::2", "amount": "1.0",
+                "instrumentId": {"admin": dso, "id": "Coin"}}},
+        "requestedAt": "2020-01-01T00:00:00Z", "inputHoldingCids": ["h"]}});
+    let (answer, calls) = post_json(&node, "/registry/allocation-instruction/v1/allocation-factory", body);
+    let n = disclosed(&answer["choiceContext"]);
+    // The coin rules, the factory, the open rounds and the config states: 4 scans; one
+    // get_many; one location per disclosed contract.
+    assert_eq!(calls, StoreCalls { scan: 4 + n, get_many: 1, ..StoreCalls::default() }, "allocation factory");
+}
+
+fn get_json(node: &Node, target: &str) -> (serde_json::Value, StoreCalls) {
+    let (response, calls) =
+        node.instance().expect("an instance").handle_counted(&request("GET", target, None)).expect("handled");
+    assert_eq!(response.status, 200, "{target}: {}", String::from_utf8_lossy(&response.body));
+    (serde_json::from_slice(&response.body).expect("JSON"), calls)
+}

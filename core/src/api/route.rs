@@ -55,6 +55,8 @@
 //! | GET | `/registry/metadata/v1/instruments/{instrumentId}` | [`RegistryRoute::Instrument`] | `/api/scan` |
 //! | POST | `/registry/transfer-instruction/{v1,v2}/transfer-factory` | [`RegistryRoute::TransferFactory`] | `/api/scan` |
 //! | POST | `/registry/transfer-instruction/v1/{id}/choice-contexts/{reject,accept,withdraw}` | [`RegistryRoute::ChoiceContextV1`] | `/api/scan` |
+//! | POST | `/registry/allocation-instruction/v1/allocation-factory` | [`RegistryRoute::AllocationFactory`] | `/api/scan` |
+//! | POST | `/registry/allocations/v1/{allocationId}/choice-contexts/{execute-transfer,withdraw,cancel}` | [`RegistryRoute::AllocationContext`] | `/api/scan` |
 //! | GET | `/livez` | [`Route::Livez`] | `/api/scan`, `/api/validator` |
 //! | GET | `/readyz` | [`Route::Readyz`] | `/api/scan`, `/api/validator` |
 //! | GET | `/status` | [`Route::Status`] | `/api/scan`, `/api/validator` |
@@ -130,6 +132,17 @@ pub enum TransferChoice {
     Accept,
     /// `TransferInstruction_Withdraw`
     Withdraw,
+}
+
+/// The choice an allocation's choice context is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocationChoice {
+    /// `Allocation_ExecuteTransfer`
+    ExecuteTransfer,
+    /// `Allocation_Withdraw`
+    Withdraw,
+    /// `Allocation_Cancel`
+    Cancel,
 }
 
 /// A routed request, with its path parameters decoded (module docs).
@@ -679,6 +692,15 @@ pub enum RegistryRoute {
         /// The choice the context is for.
         choice: TransferChoice,
     },
+    /// `POST /registry/allocation-instruction/v1/allocation-factory`
+    AllocationFactory,
+    /// `POST /registry/allocations/v1/{allocationId}/choice-contexts/{choice}`
+    AllocationContext {
+        /// The allocation's contract id.
+        allocation_id: PathParam<ContractId>,
+        /// The choice the context is for.
+        choice: AllocationChoice,
+    },
 }
 
 impl RegistryRoute {
@@ -699,6 +721,16 @@ impl RegistryRoute {
             }
             ChoiceContextV1 { choice: TransferChoice::Withdraw, .. } => {
                 "/registry/transfer-instruction/v1/{id}/choice-contexts/withdraw"
+            }
+            AllocationFactory => "/registry/allocation-instruction/v1/allocation-factory",
+            AllocationContext { choice: AllocationChoice::ExecuteTransfer, .. } => {
+                "/registry/allocations/v1/{allocationId}/choice-contexts/execute-transfer"
+            }
+            AllocationContext { choice: AllocationChoice::Withdraw, .. } => {
+                "/registry/allocations/v1/{allocationId}/choice-contexts/withdraw"
+            }
+            AllocationContext { choice: AllocationChoice::Cancel, .. } => {
+                "/registry/allocations/v1/{allocationId}/choice-contexts/cancel"
             }
         }
     }
@@ -727,6 +759,16 @@ impl RegistryRoute {
                 };
                 let transfer_instruction_id = ContractId::from_path(id, "transfer_instruction_id");
                 (ChoiceContextV1 { transfer_instruction_id, choice }, "POST")
+            }
+            ["registry", "allocation-instruction", "v1", "allocation-factory"] => (AllocationFactory, "POST"),
+            ["registry", "allocations", "v1", id, "choice-contexts", choice] => {
+                let choice = match *choice {
+                    "execute-transfer" => AllocationChoice::ExecuteTransfer,
+                    "withdraw" => AllocationChoice::Withdraw,
+                    "cancel" => AllocationChoice::Cancel,
+                    _ => return None,
+                };
+                (AllocationContext { allocation_id: ContractId::from_path(id, "allocationId"), choice }, "POST")
             }
             _ => return None,
         })
@@ -788,8 +830,12 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route); 61] {
+    fn every_route() -> [(Method, &'static str, Route); 65] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice };
+        let allocation = |choice| {
+            let allocation_id = Ok(ContractId::parse("allocationId", "00ab").unwrap());
+            Route::Registry(RegistryRoute::AllocationContext { allocation_id, choice })
+        };
         let choice_v1 = |choice| {
             Route::Registry(RegistryRoute::ChoiceContextV1 { transfer_instruction_id: instruction("00ab"), choice })
         };
@@ -849,6 +895,18 @@ mod tests {
                 "/registry/transfer-instruction/v1/00ab/choice-contexts/withdraw",
                 choice_v1(TransferChoice::Withdraw),
             ),
+            (
+                Post,
+                "/registry/allocation-instruction/v1/allocation-factory",
+                Route::Registry(RegistryRoute::AllocationFactory),
+            ),
+            (
+                Post,
+                "/registry/allocations/v1/00ab/choice-contexts/execute-transfer",
+                allocation(AllocationChoice::ExecuteTransfer),
+            ),
+            (Post, "/registry/allocations/v1/00ab/choice-contexts/withdraw", allocation(AllocationChoice::Withdraw)),
+            (Post, "/registry/allocations/v1/00ab/choice-contexts/cancel", allocation(AllocationChoice::Cancel)),
             (Post, "/v0/wallet/buy-traffic-requests", Route::BuyTraffic),
             (
                 Post,

@@ -2,7 +2,7 @@
 //! time, and writes every update as it is made.
 //!
 //! The steps live by topic: [`rounds`] (bootstrap and the round automation),
-//! [`workload`] (votes, taps, transfers, transfer instructions) and [`reassignments`]
+//! [`workload`] (votes, taps, transfers, transfer instructions, allocations) and [`reassignments`]
 //! (reassignments and the hard migration). This module holds the state, the main loop,
 //! and the writing of records: updates through the core's [`Update::ingest_text`], the
 //! network records through their JSON forms.
@@ -74,6 +74,19 @@ struct Instruction {
     locked: Option<Contract>,
 }
 
+/// A coin allocation to a settlement, until it is executed, cancelled or withdrawn.
+#[derive(Debug)]
+struct Allocation {
+    sender: usize,
+    receiver: usize,
+    /// The party that settles it (a validator's app).
+    executor: String,
+    amount: i64,
+    workflow: String,
+    contract: Contract,
+    locked: Contract,
+}
+
 /// Round automation, run once per tick.
 #[derive(Debug, Clone, Copy)]
 enum Job {
@@ -137,6 +150,7 @@ pub(super) struct History<W> {
     votes: Vec<Option<Contract>>,
     coins: Vec<Coin>,
     instructions: Vec<Instruction>,
+    allocations: Vec<Allocation>,
     jobs: VecDeque<Job>,
     pending: Vec<PendingReassignment>,
     /// Largest number of active contracts seen (the memory bound).
@@ -178,6 +192,7 @@ impl<W: Write> History<W> {
             votes: vec![None; svs],
             coins: Vec::new(),
             instructions: Vec::new(),
+            allocations: Vec::new(),
             jobs: VecDeque::new(),
             pending: Vec::new(),
             peak_active: 0,
@@ -312,6 +327,8 @@ impl<W: Write> History<W> {
             16..26 => self.reassign(false)?,
             26..36 => self.create_instruction()?,
             36..46 => self.settle_instruction()?,
+            46..51 => self.create_allocation()?,
+            51..56 => self.settle_allocation()?,
             _ => false,
         };
         if !done && !self.transfer()? {
@@ -327,7 +344,8 @@ impl<W: Write> History<W> {
             + self.confirmations.len()
             + self.votes.len()
             + self.coins.len()
-            + self.instructions.len() * 2;
+            + self.instructions.len() * 2
+            + self.allocations.len() * 2;
         self.peak_active = self.peak_active.max(active);
     }
 

@@ -70,10 +70,11 @@ pub(super) enum Template {
     VoteRequest,
     AnsRules,
     AnsEntry,
+    CoinAllocation,
 }
 
 impl Template {
-    const ALL: [Template; 22] = [
+    const ALL: [Template; 23] = [
         Template::DsoRules,
         Template::Confirmation,
         Template::CoinPriceVote,
@@ -96,6 +97,7 @@ impl Template {
         Template::VoteRequest,
         Template::AnsRules,
         Template::AnsEntry,
+        Template::CoinAllocation,
     ];
 
     fn qualified_name(self) -> &'static str {
@@ -122,6 +124,7 @@ impl Template {
             Template::VoteRequest => "Platform.DsoRules:VoteRequest",
             Template::AnsRules => "Platform.Ans:AnsRules",
             Template::AnsEntry => "Platform.Ans:AnsEntry",
+            Template::CoinAllocation => "Platform.CoinAllocation:CoinAllocation",
         }
     }
 
@@ -148,6 +151,8 @@ impl Template {
 pub(super) enum Interface {
     TransferFactory,
     TransferInstruction,
+    AllocationFactory,
+    Allocation,
 }
 
 /// A super validator or validator: its name, its participant and its own party.
@@ -180,7 +185,7 @@ pub(super) struct Network {
     pub(super) global: String,
     pub(super) app: String,
     template_ids: Vec<TemplateId>,
-    interface_ids: [TemplateId; 2],
+    interface_ids: [TemplateId; 4],
 }
 
 /// The users: `(name, index into validators)` of the validator hosting each.
@@ -242,6 +247,8 @@ impl Network {
         let interface_ids = [
             template_id(api, "Platform.Api.Token.TransferInstructionV1:TransferFactory"),
             template_id(api, "Platform.Api.Token.TransferInstructionV1:TransferInstruction"),
+            template_id(api, "Platform.Api.Token.AllocationInstructionV1:AllocationFactory"),
+            template_id(api, "Platform.Api.Token.AllocationV1:Allocation"),
         ];
         Network { dso, svs, validators, owners, global, app, template_ids, interface_ids }
     }
@@ -256,6 +263,8 @@ impl Network {
         match interface {
             Interface::TransferFactory => &self.interface_ids[0],
             Interface::TransferInstruction => &self.interface_ids[1],
+            Interface::AllocationFactory => &self.interface_ids[2],
+            Interface::Allocation => &self.interface_ids[3],
         }
     }
 

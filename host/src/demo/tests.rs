@@ -435,3 +435,16 @@ fn a_history_generated_under_the_networks_names_serves_its_rounds_and_votes_unde
     let (rounds, _) = rounds_and_votes(&spelled, &ledger_node_core::Config::default().names);
     assert!(rounds["rounds"].as_array().unwrap().is_empty(), "{rounds}");
 }
+
+#[test]
+fn allocations_are_made_and_each_is_executed_cancelled_or_withdrawn() {
+    let (bytes, _) = generate(3_000, 1);
+    let text = std::str::from_utf8(&bytes).unwrap();
+    for choice in
+        ["AllocationFactory_Allocate", "Allocation_ExecuteTransfer", "Allocation_Cancel", "Allocation_Withdraw"]
+    {
+        assert!(text.contains(&format!(r#""choice":"{choice}""#)), "no {choice} in the history");
+    }
+    assert!(text.contains("Platform.CoinAllocation:CoinAllocation"));
+    assert!(text.contains(r#""label":"settleBefore""#) || text.contains(r#""settleBefore""#));
+}

@@ -132,70 +132,20 @@ impl FactoryRequest {
         let instrument = object(transfer, "instrumentId", &field("instrumentId"))?;
         let instrument_admin = text(instrument, "admin", &field("instrumentId.admin"))?;
         let instrument_id = text(instrument, "id", &field("instrumentId.id"))?;
-        let amount = match transfer.get("amount") {
-            Some(Json::String(s)) => positive_decimal(s),
-            Some(Json::Number(n)) => Some(match n {
-                crate::model::json::Number::Unsigned(n) => *n > 0,
-                crate::model::json::Number::Negative(_) => false,
-                crate::model::json::Number::Float(f) => *f > 0.0,
-            }),
-            None | Some(Json::Null) => return Err(missing(&field("amount"))),
-            Some(_) => return Err(Error::BadRequest(format!("{}: expected a decimal", field("amount")))),
-        };
-        match amount {
-            None => return Err(Error::BadRequest(format!("{}: expected a decimal", field("amount")))),
-            Some(false) => return Err(Error::BadRequest(format!("{}: the amount must be positive", field("amount")))),
-            Some(true) => {}
-        }
+        amount(transfer, &field("amount"))?;
         let requested_at =
             Timestamp::parse_named(&field("requestedAt"), &text(transfer, "requestedAt", &field("requestedAt"))?)?;
         let execute_before = Timestamp::parse_named(
             &field("executeBefore"),
             &text(transfer, "executeBefore", &field("executeBefore"))?,
         )?;
-        let inputs = match transfer.get("inputHoldingCids") {
-            Some(Json::Array(inputs)) => inputs,
-            None | Some(Json::Null) => return Err(missing(&field("inputHoldingCids"))),
-            Some(_) => {
-                return Err(Error::BadRequest(format!(
-                    "{}: expected a list of contract ids",
-                    field("inputHoldingCids")
-                )));
-            }
-        };
-        if inputs.iter().any(|input| input.as_str().is_none()) {
-            return Err(Error::BadRequest(format!("{}: expected a list of contract ids", field("inputHoldingCids"))));
-        }
+        let inputs = input_holdings(transfer, &field("inputHoldingCids"))?;
         match transfer.get("meta") {
             None | Some(Json::Null) => {}
             Some(Json::Object(meta)) => string_map(meta, &field("meta"))?,
             Some(_) => return Err(Error::BadRequest(format!("{}: expected an object", field("meta")))),
         }
-        match arguments.get("extraArgs") {
-            None | Some(Json::Null) => {}
-            Some(Json::Object(extra)) => {
-                if let Some(context) = extra.get("context").filter(|c| !c.is_null())
-                    && context.as_object().is_none()
-                {
-                    return Err(bad("choiceArguments.extraArgs.context: expected an object"));
-                }
-                match extra.get("meta") {
-                    None | Some(Json::Null) => {}
-                    Some(Json::Object(meta)) => {
-                        string_map(meta, "choiceArguments.extraArgs.meta")?;
-                        if let Some(Json::Object(values)) = meta.get("values")
-                            && let Some(key) = values.keys().find(|key| reserved_keys(rules_key).contains(key))
-                        {
-                            return Err(Error::BadRequest(format!(
-                                "choiceArguments.extraArgs.meta.values[{key:?}]: reserved key; the node sets {key:?} in the choice context itself"
-                            )));
-                        }
-                    }
-                    Some(_) => return Err(bad("choiceArguments.extraArgs.meta: expected an object")),
-                }
-            }
-            Some(_) => return Err(bad("choiceArguments.extraArgs: expected an object")),
-        }
+        extra_args(arguments, &reserved_keys(rules_key))?;
         // The network's choice checks, in its order, after the fields' shapes.
         if requested_at > now {
             return Err(Error::BadRequest(format!(
@@ -209,7 +159,7 @@ impl FactoryRequest {
                 field("executeBefore")
             )));
         }
-        if inputs.is_empty() {
+        if inputs == 0 {
             return Err(Error::BadRequest(format!(
                 "{}: at least one holding must be provided",
                 field("inputHoldingCids")
@@ -230,15 +180,78 @@ impl FactoryRequest {
     }
 }
 
-fn bad(message: &str) -> Error {
+/// Checks `parent.amount`, a decimal above zero (a string or a number), at `path`.
+pub(super) fn amount(parent: &Object<'_>, path: &str) -> Result<(), Error> {
+    let amount = match parent.get("amount") {
+        Some(Json::String(s)) => positive_decimal(s),
+        Some(Json::Number(n)) => Some(match n {
+            crate::model::json::Number::Unsigned(n) => *n > 0,
+            crate::model::json::Number::Negative(_) => false,
+            crate::model::json::Number::Float(f) => *f > 0.0,
+        }),
+        None | Some(Json::Null) => return Err(missing(path)),
+        Some(_) => return Err(Error::BadRequest(format!("{path}: expected a decimal"))),
+    };
+    match amount {
+        None => Err(Error::BadRequest(format!("{path}: expected a decimal"))),
+        Some(false) => Err(Error::BadRequest(format!("{path}: the amount must be positive"))),
+        Some(true) => Ok(()),
+    }
+}
+
+/// Checks `parent.inputHoldingCids`, a list of contract ids at `path`; answers how many.
+pub(super) fn input_holdings(parent: &Object<'_>, path: &str) -> Result<usize, Error> {
+    let inputs = match parent.get("inputHoldingCids") {
+        Some(Json::Array(inputs)) => inputs,
+        None | Some(Json::Null) => return Err(missing(path)),
+        Some(_) => return Err(Error::BadRequest(format!("{path}: expected a list of contract ids"))),
+    };
+    if inputs.iter().any(|input| input.as_str().is_none()) {
+        return Err(Error::BadRequest(format!("{path}: expected a list of contract ids")));
+    }
+    Ok(inputs.len())
+}
+
+/// Checks `arguments.extraArgs` (optional): a `context` object and a `meta` whose
+/// `values` are texts under none of the `reserved` keys.
+pub(super) fn extra_args(arguments: &Object<'_>, reserved: &[&str]) -> Result<(), Error> {
+    match arguments.get("extraArgs") {
+        None | Some(Json::Null) => Ok(()),
+        Some(Json::Object(extra)) => {
+            if let Some(context) = extra.get("context").filter(|c| !c.is_null())
+                && context.as_object().is_none()
+            {
+                return Err(bad("choiceArguments.extraArgs.context: expected an object"));
+            }
+            match extra.get("meta") {
+                None | Some(Json::Null) => Ok(()),
+                Some(Json::Object(meta)) => {
+                    string_map(meta, "choiceArguments.extraArgs.meta")?;
+                    if let Some(Json::Object(values)) = meta.get("values")
+                        && let Some(key) = values.keys().find(|key| reserved.contains(key))
+                    {
+                        return Err(Error::BadRequest(format!(
+                            "choiceArguments.extraArgs.meta.values[{key:?}]: reserved key; the node sets {key:?} in the choice context itself"
+                        )));
+                    }
+                    Ok(())
+                }
+                Some(_) => Err(bad("choiceArguments.extraArgs.meta: expected an object")),
+            }
+        }
+        Some(_) => Err(bad("choiceArguments.extraArgs: expected an object")),
+    }
+}
+
+pub(super) fn bad(message: &str) -> Error {
     Error::BadRequest(message.into())
 }
 
-fn missing(path: &str) -> Error {
+pub(super) fn missing(path: &str) -> Error {
     Error::BadRequest(format!("{path}: required"))
 }
 
-fn object<'o, 'a>(parent: &'o Object<'a>, key: &str, path: &str) -> Result<&'o Object<'a>, Error> {
+pub(super) fn object<'o, 'a>(parent: &'o Object<'a>, key: &str, path: &str) -> Result<&'o Object<'a>, Error> {
     match parent.get(key) {
         Some(Json::Object(object)) => Ok(object),
         None | Some(Json::Null) => Err(missing(path)),
@@ -246,7 +259,7 @@ fn object<'o, 'a>(parent: &'o Object<'a>, key: &str, path: &str) -> Result<&'o O
     }
 }
 
-fn text(parent: &Object<'_>, key: &str, path: &str) -> Result<String, Error> {
+pub(super) fn text(parent: &Object<'_>, key: &str, path: &str) -> Result<String, Error> {
     match parent.get(key) {
         Some(Json::String(text)) => Ok(text.as_ref().into()),
         None | Some(Json::Null) => Err(missing(path)),
@@ -255,7 +268,7 @@ fn text(parent: &Object<'_>, key: &str, path: &str) -> Result<String, Error> {
 }
 
 /// A `Metadata` object, `{"values": {key: text}}`.
-fn string_map(meta: &Object<'_>, path: &str) -> Result<(), Error> {
+pub(super) fn string_map(meta: &Object<'_>, path: &str) -> Result<(), Error> {
     match meta.get("values") {
         None | Some(Json::Null) => Ok(()),
         Some(Json::Object(values)) => match values.iter().find(|(_, value)| value.as_str().is_none()) {
@@ -304,6 +317,38 @@ pub async fn transfer_factory<S: Store>(store: &S, env: &Env<'_>, body: &[u8]) -
 
 /// The factory and its context for `request`; see the module docs.
 pub async fn build<S: Store>(store: &S, env: &Env<'_>, request: &FactoryRequest) -> Result<TransferFactory, Error> {
+    let claim = AdminClaim {
+        expected_admin: &request.expected_admin,
+        instrument_admin: &request.instrument_admin,
+        instrument_id: &request.instrument_id,
+        instrument_path: "choiceArguments.transfer.instrumentId",
+    };
+    let receiver = (request.sender != request.receiver).then_some(request.receiver.as_str());
+    let (factory_id, preapproved, choice_context) =
+        factory_context(store, env, &claim, receiver, request.exclude_debug_fields).await?;
+    Ok(TransferFactory { factory_id, transfer_kind: request.kind(preapproved), choice_context })
+}
+
+/// The admin and instrument a factory request names, and where the instrument is in its body.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AdminClaim<'r> {
+    pub(super) expected_admin: &'r str,
+    pub(super) instrument_admin: &'r str,
+    pub(super) instrument_id: &'r str,
+    pub(super) instrument_path: &'r str,
+}
+
+/// Steps 1, 2 and 4 of the module docs: the factory (the external party coin rules) and
+/// its context, with the preapproval of `receiver` (and its provider's featured app
+/// right) when one is given and has one. Answers the factory id, whether a preapproval
+/// was found, and the context.
+pub(super) async fn factory_context<S: Store>(
+    store: &S,
+    env: &Env<'_>,
+    request: &AdminClaim<'_>,
+    receiver: Option<&str>,
+    exclude_debug_fields: bool,
+) -> Result<(String, bool, ChoiceContext), Error> {
     let names = TemplateNames::new(&env.config.names);
     let api_names = ApiNames::new(&env.config.names);
     let coin = &api_names.coin_word;
@@ -320,23 +365,22 @@ pub async fn build<S: Store>(store: &S, env: &Env<'_>, request: &FactoryRequest)
     let instrument = &env.config.names.coin;
     if request.instrument_admin != dso || request.instrument_id != *instrument {
         return Err(Error::BadRequest(format!(
-            "choiceArguments.transfer.instrumentId: {{admin: {:?}, id: {:?}}} is not this registry's instrument {{admin: {dso:?}, id: {instrument:?}}}",
-            request.instrument_admin, request.instrument_id
+            "{}: {{admin: {:?}, id: {:?}}} is not this registry's instrument {{admin: {dso:?}, id: {instrument:?}}}",
+            request.instrument_path, request.instrument_admin, request.instrument_id
         )));
     }
     let factory = read::latest(store, Kind::ExternalPartyCoinRules).await?.ok_or_else(|| {
         let templates = crate::state::scan::ScanTemplates::new(&env.config.names);
         Error::NotFound(format!(
-            "no active external party {coin} rules ({}): the transfer factory",
+            "no active external party {coin} rules ({}): the factory",
             templates.name(Kind::ExternalPartyCoinRules)
         ))
     })?;
     let rounds = read::list(store, Kind::OpenRound, &crate::state::scan::ScanTemplates::new(&env.config.names)).await?;
     let config_ids = active_ids(store, &names.external_party_config).await?;
-    let preapproval = if request.sender == request.receiver {
-        None
-    } else {
-        read::lookup(store, Index::PreapprovalByReceiver, &[&request.receiver]).await?
+    let preapproval = match receiver {
+        Some(receiver) => read::lookup(store, Index::PreapprovalByReceiver, &[receiver]).await?,
+        None => None,
     };
     let featured = match &preapproval {
         Some(preapproval) => match preapproval.payload()?.get("provider").and_then(serde_json::Value::as_str) {
@@ -381,7 +425,7 @@ pub async fn build<S: Store>(store: &S, env: &Env<'_>, request: &FactoryRequest)
     let config = latest(config_ids.iter().filter_map(|id| take(id)).collect());
     let preapproval = preapproval.and_then(|entry| take(&entry.contract_id));
     let featured = featured.and_then(|entry| take(&entry.contract_id));
-    let kind = request.kind(preapproval.is_some());
+    let preapproved = preapproval.is_some();
 
     let mut values = Map::new();
     values.insert(api_names.rules_context_key.clone(), contract_id_value(&coin_rules.contract_id));
@@ -399,16 +443,11 @@ pub async fn build<S: Store>(store: &S, env: &Env<'_>, request: &FactoryRequest)
     let disclose = [Some(coin_rules), Some(open_round), config, featured, preapproval, Some(factory_contract)];
     let mut disclosed = Vec::with_capacity(disclose.len());
     for contract in disclose.into_iter().flatten() {
-        disclosed.push(disclosed_contract(store, contract, request.exclude_debug_fields).await?);
+        disclosed.push(disclosed_contract(store, contract, exclude_debug_fields).await?);
     }
-    Ok(TransferFactory {
-        factory_id,
-        transfer_kind: kind,
-        choice_context: ChoiceContext {
-            choice_context_data: serde_json::json!({ "values": values }),
-            disclosed_contracts: disclosed,
-        },
-    })
+    let context =
+        ChoiceContext { choice_context_data: serde_json::json!({ "values": values }), disclosed_contracts: disclosed };
+    Ok((factory_id, preapproved, context))
 }
 
 /// The DSO party the coin rules name.

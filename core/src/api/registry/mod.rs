@@ -4,6 +4,8 @@
 //!
 //! - [`metadata`]: `GET /registry/metadata/v1/{info,instruments,instruments/{id}}`;
 //! - [`factory`]: `POST /registry/transfer-instruction/{v1,v2}/transfer-factory`;
+//! - [`allocation`]: `POST /registry/allocation-instruction/v1/allocation-factory` and
+//!   `POST /registry/allocations/v1/{allocationId}/choice-contexts/{execute-transfer,withdraw,cancel}`;
 //! - this module: the choice contexts of a transfer instruction, under both `v1` and `v2`
 //!   (`POST /registry/transfer-instruction/{v1,v2}/{id}/choice-contexts/{choice}`), one
 //!   context for both versions.
@@ -73,6 +75,7 @@
 //! assumption; the node then answers 500 (logging which template) rather than pick from
 //! a partial list.
 
+pub mod allocation;
 pub mod factory;
 pub mod metadata;
 
@@ -92,6 +95,8 @@ use crate::model::ids::{ContractId, PathParam};
 use crate::model::names::{ApiNames, TemplateNames};
 use crate::model::time::Timestamp;
 use crate::state::ledger::contracts::{self, ContractRecord, Creation, Location};
+use crate::state::scan::Index;
+use crate::state::scan::read;
 use crate::storage::store::{Scan, Store};
 
 /// Context keys the node sets itself, given its coin rules key (`coin-rules` by
@@ -106,7 +111,7 @@ pub const SCAN_LIMIT: u32 = 100;
 
 pub(crate) const OPEN_ROUND: &str = "open-round";
 pub(crate) const EXTERNAL_PARTY_CONFIG_STATE: &str = "external-party-config-state";
-const EXPIRE_LOCK: &str = "expire-lock";
+pub(crate) const EXPIRE_LOCK: &str = "expire-lock";
 
 /// A parsed `GetChoiceContextRequest`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -121,6 +126,11 @@ impl ContextRequest {
     /// Parses the request body for a node whose coin rules key is `rules_key`; see the
     /// module docs for what is accepted.
     pub fn parse(body: &[u8], rules_key: &str) -> Result<Self, Error> {
+        Self::parse_reserving(body, &reserved_keys(rules_key))
+    }
+
+    /// Parses the request body of a context whose node-set keys are `reserved`.
+    pub fn parse_reserving(body: &[u8], reserved: &[&str]) -> Result<Self, Error> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(bad("request body required: a GetChoiceContextRequest JSON object; {} will do"));
         }
@@ -143,7 +153,7 @@ impl ContextRequest {
                     let Some(value) = value.as_str() else {
                         return Err(Error::BadRequest(format!("meta[{key:?}]: expected a string")));
                     };
-                    if reserved_keys(rules_key).contains(&key) {
+                    if reserved.contains(&key) {
                         return Err(Error::BadRequest(format!(
                             "meta[{key:?}]: reserved key; the node sets {key:?} in the choice context itself"
                         )));
@@ -236,6 +246,10 @@ pub async fn handle<S: Store>(
         RegistryRoute::ChoiceContextV1 { transfer_instruction_id, choice } => {
             choice_context(store, env, transfer_instruction_id, choice, body).await
         }
+        RegistryRoute::AllocationFactory => allocation::allocation_factory(store, env, body).await,
+        RegistryRoute::AllocationContext { allocation_id, choice } => {
+            allocation::choice_context(store, env, allocation_id, choice, body).await
+        }
     }
 }
 
@@ -279,12 +293,48 @@ pub async fn build<S: Store>(
                 names.locked_coin_field
             ))
         })?;
+    let lock = LockedHolding {
+        description: format!("transfer instruction {instruction_id}"),
+        locked_coin_id: locked_coin_id.into(),
+        required: choice == TransferChoice::Accept,
+        featured_provider: None,
+    };
+    two_step_context(store, env, &lock, request).await
+}
+
+/// The coin a two-step transfer holds locked (a transfer instruction's, an
+/// allocation's), and what its choice needs around it.
+#[derive(Debug, Clone)]
+pub(crate) struct LockedHolding {
+    /// What holds the lock, for messages (`transfer instruction 00ab`).
+    pub(crate) description: String,
+    /// The locked coin's contract id.
+    pub(crate) locked_coin_id: String,
+    /// Whether the choice needs the coin (a transfer out of it): then its absence is a 404.
+    pub(crate) required: bool,
+    /// The party whose featured app right the context carries, if it has one.
+    pub(crate) featured_provider: Option<String>,
+}
+
+/// The context of a choice that completes or aborts a two-step transfer out of a
+/// locked coin: steps 2 to 4 of the module docs, with the provider's featured app right
+/// (value `featured-app-right`, disclosed last) when `lock` names a provider that has one.
+pub(crate) async fn two_step_context<S: Store>(
+    store: &S,
+    env: &Env<'_>,
+    lock: &LockedHolding,
+    request: &ContextRequest,
+) -> Result<ChoiceContext, Error> {
+    let names = TemplateNames::new(&env.config.names);
+    let coin = ApiNames::new(&env.config.names).coin_word;
+    let locked_coin_id = lock.locked_coin_id.as_str();
     let locked_coin =
         contracts::read(store, locked_coin_id).await?.and_then(|record| Active::new(locked_coin_id, record));
     let Some(locked_coin) = locked_coin else {
-        if choice == TransferChoice::Accept {
+        if lock.required {
             return Err(Error::NotFound(format!(
-                "locked {coin} {locked_coin_id} of transfer instruction {instruction_id} is no longer active"
+                "locked {coin} {locked_coin_id} of {} is no longer active",
+                lock.description
             )));
         }
         let mut values = Map::new();
@@ -295,7 +345,17 @@ pub async fn build<S: Store>(
     let coin_rules_ids = active_ids(store, &names.coin_rules).await?;
     let open_round_ids = active_ids(store, &names.open_round).await?;
     let config_ids = active_ids(store, &names.external_party_config).await?;
-    let all: Vec<&str> = coin_rules_ids.iter().chain(&open_round_ids).chain(&config_ids).map(String::as_str).collect();
+    let featured_id = match &lock.featured_provider {
+        Some(provider) => read::lookup(store, Index::FeaturedAppByProvider, &[provider]).await?.map(|e| e.contract_id),
+        None => None,
+    };
+    let all: Vec<&str> = coin_rules_ids
+        .iter()
+        .chain(&open_round_ids)
+        .chain(&config_ids)
+        .chain(&featured_id)
+        .map(String::as_str)
+        .collect();
     let keys: Vec<Vec<u8>> = all.iter().map(|id| contracts::contract_key(id)).collect();
     let key_refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
     let records = store.get_many(&key_refs).await?;
@@ -317,6 +377,7 @@ pub async fn build<S: Store>(
         ))
     })?;
     let config = latest(pick(&config_ids));
+    let featured = featured_id.as_deref().and_then(|id| candidates.get(id)).cloned();
 
     let mut values = Map::new();
     values.insert(ApiNames::new(&env.config.names).rules_context_key, contract_id_value(&coin_rules.contract_id));
@@ -325,8 +386,11 @@ pub async fn build<S: Store>(
         values.insert(EXTERNAL_PARTY_CONFIG_STATE.into(), contract_id_value(&config.contract_id));
     }
     values.insert(EXPIRE_LOCK.into(), json!({"tag": "AV_Bool", "value": true}));
+    if let Some(featured) = &featured {
+        values.insert(factory::FEATURED_APP_RIGHT.into(), contract_id_value(&featured.contract_id));
+    }
 
-    let disclose = [Some(coin_rules), Some(open_round), config, Some(locked_coin)];
+    let disclose = [Some(coin_rules), Some(open_round), config, Some(locked_coin), featured];
     let mut disclosed = Vec::with_capacity(disclose.len());
     for active in disclose.into_iter().flatten() {
         disclosed.push(disclosed_contract(store, active, request.exclude_debug_fields).await?);

@@ -11,7 +11,8 @@
 //!   the contract rendered as a `Contract`, [`read::Entry`]): every active contract of a [`Kind`], by creation time, removed
 //!   when archived. A singleton (the DSO's rules, the coin rules) is the last key of its
 //!   kind: the latest creation, then the highest contract id, in one reverse scan of
-//!   limit 1. A list (rounds, node states, featured apps) is one scan.
+//!   limit 1. A list (rounds, node states, featured apps, the coin's live allocations,
+//!   each with the locked coin it holds in its payload) is one scan.
 //! - `F index key created_at contract_id` (the same entry): active contracts of
 //!   an [`Index`] by one text of their payload (the receiver of a transfer
 //!   preapproval, the provider of a featured app right, an ANS entry's name or user),
@@ -77,11 +78,14 @@ pub enum Kind {
     AnsEntry = 14,
     /// `Splice.ValidatorLicense:ValidatorLicense`
     ValidatorLicense = 15,
+    /// `Splice.AmuletAllocation:AmuletAllocation`: the coin's allocations to a
+    /// settlement (delivery versus payment), each holding a locked coin.
+    CoinAllocation = 16,
 }
 
 impl Kind {
     /// Every kind, in byte order.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Kind::DsoRules,
         Kind::CoinRules,
         Kind::ExternalPartyCoinRules,
@@ -97,6 +101,7 @@ impl Kind {
         Kind::TransferCommandCounter,
         Kind::AnsEntry,
         Kind::ValidatorLicense,
+        Kind::CoinAllocation,
     ];
 
     /// The indexes of `F` a contract of this kind is in.
@@ -170,6 +175,7 @@ impl ScanTemplates {
             Kind::TransferCommandCounter => format!("{root}.ExternalParty{coin}Rules:TransferCommandCounter"),
             Kind::AnsEntry => format!("{root}.Ans:AnsEntry"),
             Kind::ValidatorLicense => format!("{root}.ValidatorLicense:ValidatorLicense"),
+            Kind::CoinAllocation => format!("{root}.{coin}Allocation:{coin}Allocation"),
         };
         ScanTemplates {
             names: Kind::ALL.iter().map(|kind| (*kind, name(*kind))).collect(),
@@ -304,6 +310,7 @@ mod tests {
             (Kind::SvNodeState, "Splice.DSO.SvState:SvNodeState"),
             (Kind::AnsEntry, "Splice.Ans:AnsEntry"),
             (Kind::DevelopmentFundCoupon, "Splice.Amulet:UnclaimedDevelopmentFundCoupon"),
+            (Kind::CoinAllocation, "Splice.AmuletAllocation:AmuletAllocation"),
         ] {
             assert_eq!(network.name(kind), name);
             assert_eq!(network.kind(name), Some(kind));

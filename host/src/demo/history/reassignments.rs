@@ -171,6 +171,10 @@ impl<W: Write> History<W> {
             active.push(instruction.contract.clone());
             active.extend(instruction.locked.iter().cloned());
         }
+        for allocation in &self.allocations {
+            active.push(allocation.contract.clone());
+            active.push(allocation.locked.clone());
+        }
         for contract in &active {
             if self.summary.updates() >= self.limit {
                 break;

@@ -1,18 +1,19 @@
 //! The users' side of the history: price votes, taps, coin transfers, and transfer
 //! instructions through the token standard (created, then accepted, rejected,
-//! withdrawn, or left with an expired lock).
+//! withdrawn, or left with an expired lock), and coin allocations to a settlement
+//! (allocated, then executed, cancelled or withdrawn).
 
 use std::io::{self, Write};
 
 use ledger_node_core::model::value::{Record, Value};
 
-use super::{Coin, History, Instruction, TxTime};
+use super::{Allocation, Coin, History, Instruction, TxTime};
 use crate::demo::network::{Interface, Template};
 use crate::demo::tree::{Action, Contract, Exercise};
 use crate::demo::values::{
     cid, date, enumeration, metadata, none, numeric, party, payload, record, round, some, text, timestamp, variant,
 };
-use crate::demo::{DAY, HOUR, MAX_INSTRUCTIONS, UNIT};
+use crate::demo::{DAY, HOUR, MAX_ALLOCATIONS, MAX_INSTRUCTIONS, UNIT};
 
 impl<W: Write> History<W> {
     /// An SV changes its coin price vote: the old vote archived, a new one created.
@@ -426,6 +427,182 @@ impl<W: Write> History<W> {
         .children(vec![Action::create(&coin.contract)]);
         self.coins.push(coin);
         self.commit(time, "", vec![root.action()], false)?;
+        Ok(true)
+    }
+
+    /// A sender allocates coin to one transfer leg of a settlement that a validator's
+    /// app executes (delivery versus payment): its inputs archived, a locked coin, the
+    /// change and the allocation created through the allocation factory.
+    pub(super) fn create_allocation(&mut self) -> io::Result<bool> {
+        let Some(coin_rules) = self.coin_rules.clone() else {
+            return Ok(false);
+        };
+        if self.allocations.len() >= MAX_ALLOCATIONS {
+            return Ok(false);
+        }
+        let Some((sender, receiver)) = self.pick_sender_receiver() else {
+            return Ok(false);
+        };
+        let inputs = self.take_coins(sender, 1);
+        let total: i64 = inputs.iter().map(|c| c.amount).sum();
+        let amount = total / 100 * self.rng.range(5, 80);
+        let time = self.begin();
+        let allocate_before = time.effective + self.rng.range(HOUR, 12 * HOUR);
+        let settle_before = allocate_before + self.rng.range(HOUR, 36 * HOUR);
+        let round_number = self.round_number_at(time.effective);
+        let dso = self.net.dso.clone();
+        let (sender_party, receiver_party) = (self.net.owner(sender).to_owned(), self.net.owner(receiver).to_owned());
+        let executor = self.net.provider(receiver).to_owned();
+        let mut workflow = String::from("allocation-");
+        self.rng.push_hex(&mut workflow, 1);
+        let mut trade = String::from("trade-");
+        self.rng.push_hex(&mut trade, 2);
+        let leg_id = format!("leg-{}", self.rng.below(4));
+
+        let locked_arguments = payload([
+            ("coin", Value::Record(self.coin_payload(sender, amount, round_number))),
+            (
+                "lock",
+                record([
+                    ("holders", Value::List(vec![party(&dso)])),
+                    ("expiresAt", timestamp(settle_before)),
+                    (
+                        "optContext",
+                        some(text(&format!("allocation for transfer leg {leg_id:?} to {receiver_party:?}"))),
+                    ),
+                ]),
+            ),
+        ]);
+        let locked = self.new_contract(
+            Template::LockedCoin,
+            locked_arguments,
+            vec![dso.clone(), sender_party.clone()],
+            vec![],
+            time,
+        );
+        let change = self.new_coin(sender, total - amount, time);
+        let specification = record([
+            (
+                "settlement",
+                record([
+                    ("executor", party(&executor)),
+                    ("settlementRef", record([("id", text(&trade)), ("cid", none())])),
+                    ("requestedAt", timestamp(time.effective)),
+                    ("allocateBefore", timestamp(allocate_before)),
+                    ("settleBefore", timestamp(settle_before)),
+                    ("meta", metadata(vec![])),
+                ]),
+            ),
+            ("transferLegId", text(&leg_id)),
+            (
+                "transferLeg",
+                record([
+                    ("sender", party(&sender_party)),
+                    ("receiver", party(&receiver_party)),
+                    ("amount", numeric(amount)),
+                    ("instrumentId", record([("admin", party(&dso)), ("id", text(&self.coin))])),
+                    ("meta", metadata(vec![])),
+                ]),
+            ),
+        ]);
+        let allocation = self.new_contract(
+            Template::CoinAllocation,
+            payload([("lockedCoin", cid(locked.id())), ("allocation", specification.clone())]),
+            vec![dso.clone(), sender_party.clone()],
+            vec![executor.clone()],
+            time,
+        );
+        let argument = record([
+            ("expectedAdmin", party(&dso)),
+            ("allocation", specification),
+            ("requestedAt", timestamp(time.effective)),
+            ("inputHoldingCids", Value::List(inputs.iter().map(|c| cid(c.contract.id())).collect())),
+            ("extraArgs", record([("context", metadata(vec![])), ("meta", metadata(vec![]))])),
+        ]);
+        let result = record([
+            (
+                "output",
+                variant("AllocationInstructionResult_Completed", record([("allocationCid", cid(allocation.id()))])),
+            ),
+            ("senderChangeCids", Value::List(vec![cid(change.contract.id())])),
+            ("meta", metadata(vec![])),
+        ]);
+        let mut children: Vec<Action> =
+            inputs.iter().map(|c| Exercise::archive(&c.contract, &sender_party).action()).collect();
+        children.push(Action::create(&locked));
+        children.push(Action::create(&change.contract));
+        children.push(Action::create(&allocation));
+        let root = Exercise::on(&coin_rules, "AllocationFactory_Allocate", &sender_party, argument)
+            .via(self.net.interface_id(Interface::AllocationFactory))
+            .result(result)
+            .children(children);
+        let external = self.net.owners[sender].external;
+        self.coins.push(change);
+        self.allocations.push(Allocation {
+            sender,
+            receiver,
+            executor,
+            amount,
+            workflow: workflow.clone(),
+            contract: allocation,
+            locked,
+        });
+        self.commit(time, &workflow, vec![root.action()], external)?;
+        Ok(true)
+    }
+
+    /// Settles a live allocation: the executor executes its transfer (the locked coin
+    /// paid to the receiver) or cancels it, or the sender withdraws it (the locked coin
+    /// back to the sender).
+    pub(super) fn settle_allocation(&mut self) -> io::Result<bool> {
+        let candidates: Vec<usize> = (0..self.allocations.len())
+            .filter(|&i| self.allocations[i].contract.is_home() && self.allocations[i].locked.is_home())
+            .collect();
+        if candidates.is_empty() {
+            return Ok(false);
+        }
+        let i = candidates[self.rng.index(candidates.len())];
+        let allocation = self.allocations.swap_remove(i);
+        let sender_party = self.net.owner(allocation.sender).to_owned();
+        let (choice, actor, to) = match self.rng.below(100) {
+            0..60 => ("Allocation_ExecuteTransfer", allocation.executor.clone(), allocation.receiver),
+            60..80 => ("Allocation_Cancel", allocation.executor.clone(), allocation.sender),
+            _ => ("Allocation_Withdraw", sender_party.clone(), allocation.sender),
+        };
+        let time = self.begin();
+        let dso = self.net.dso.clone();
+        let coin = self.new_coin(to, allocation.amount, time);
+        let unlock = if to == allocation.receiver { "LockedCoin_Settle" } else { "LockedCoin_Unlock" };
+        let children = vec![
+            Exercise::on(&allocation.locked, unlock, &dso, record([]))
+                .consuming()
+                .result(cid(coin.contract.id()))
+                .children(vec![Action::create(&coin.contract)])
+                .action(),
+        ];
+        let paid = Value::List(vec![cid(coin.contract.id())]);
+        let result = if to == allocation.receiver {
+            record([
+                ("senderHoldingCids", Value::List(vec![])),
+                ("receiverHoldingCids", paid),
+                ("meta", metadata(vec![])),
+            ])
+        } else {
+            record([("senderHoldingCids", paid), ("meta", metadata(vec![]))])
+        };
+        let root = Exercise::on(
+            &allocation.contract,
+            choice,
+            &actor,
+            record([("extraArgs", record([("context", metadata(vec![])), ("meta", metadata(vec![]))]))]),
+        )
+        .via(self.net.interface_id(Interface::Allocation))
+        .consuming()
+        .result(result)
+        .children(children);
+        self.coins.push(coin);
+        let external = actor == sender_party && self.net.owners[allocation.sender].external;
+        self.commit(time, &allocation.workflow, vec![root.action()], external)?;
         Ok(true)
     }
 }
