@@ -9,10 +9,12 @@
 // that is not a success, and the checks below hold each answer to the fields the files
 // require.
 //
-// The flow is a free-of-payment transfer: the sender reads the registry's info and its
-// instrument, then asks for the transfer factory (a self transfer, a direct one to a
-// receiver with a preapproval, and an offer); the receiver asks for the context to accept
-// or to reject a pending transfer instruction; the sender for the one to withdraw it. The
+// The flows: a free-of-payment transfer (the sender reads the registry's info and its
+// instrument, then asks for the transfer factory: a self transfer, a direct one to a
+// receiver with a preapproval, and an offer; the receiver asks for the context to accept
+// or to reject a pending transfer instruction; the sender for the one to withdraw it),
+// and a delivery-versus-payment settlement (the sender asks for the allocation factory,
+// the app for the context to execute the transfer, or to cancel it). The
 // node and the demo history are the ones of the generated-client test (`node.mts`), run at
 // the root and under `/api/scan`, where the network's wallets find a Scan's registry.
 
@@ -39,10 +41,12 @@ interface Parties {
   coin: string;
   /** Receivers of transfer preapprovals. */
   preapproved: string[];
+  /** The coin allocations of the history, the latest first. */
+  allocations: string[];
 }
 
 function parties(history: History): Parties {
-  const found: Partial<Parties> = { preapproved: [] };
+  const found: Partial<Parties> = { preapproved: [], allocations: [] };
   for (const line of history.ndjson.split("\n")) {
     if (!line.trim()) continue;
     const update = JSON.parse(line).update;
@@ -56,11 +60,14 @@ function parties(history: History): Parties {
         found.dso = field("dso");
       } else if (event.template_id.endsWith(":TransferPreapproval")) {
         found.preapproved!.push(field("receiver"));
+      } else if (event.template_id.endsWith(":Platform.CoinAllocation:CoinAllocation")) {
+        found.allocations!.unshift(event.contract_id);
       }
     }
   }
   assert.ok(found.coin && found.dso, "the demo history holds no coin");
   assert.ok(found.preapproved!.length > 0, "the demo history holds no transfer preapproval");
+  assert.ok(found.allocations!.length > 0, "the demo history holds no coin allocation");
   return found as Parties;
 }
 
@@ -204,6 +211,69 @@ describe("the receiver and the sender settle it", () => {
           }
         }
         assert.ok(context, `${where}: no instruction of the history has a ${choice} context: ${refused.join("; ")}`);
+        assertChoiceContext(context, `${where} ${choice}`);
+        assert.ok("expire-lock" in (context.choiceContextData as any).values);
+      }
+    });
+  }
+});
+
+/** A coin transfer leg of a settlement run by `executor`. */
+function allocate(sender: string, receiver: string, executor: string) {
+  const now = Date.now();
+  return {
+    expectedAdmin: who.dso,
+    allocation: {
+      settlement: {
+        executor,
+        settlementRef: { id: "trade-1" },
+        requestedAt: new Date(now - 60_000).toISOString(),
+        allocateBefore: new Date(now + 3_600_000).toISOString(),
+        settleBefore: new Date(now + 7_200_000).toISOString(),
+        meta: { values: {} },
+      },
+      transferLegId: "leg-0",
+      transferLeg: { sender, receiver, amount: "10.0", instrumentId: { admin: who.dso, id: "Coin" }, meta: { values: {} } },
+    },
+    requestedAt: new Date(now - 60_000).toISOString(),
+    inputHoldingCids: [who.coin],
+    extraArgs: { context: { values: {} }, meta: { values: {} } },
+  };
+}
+
+describe("a delivery-versus-payment settlement", () => {
+  test("the sender allocates through the allocation factory", async () => {
+    for (const [where, client] of clients()) {
+      const factory = await client.post("/registry/allocation-instruction/v1/allocation-factory", {
+        choiceArguments: allocate(who.owner, "buyer::1220" + "0".repeat(64), who.dso) as never,
+        excludeDebugFields: true,
+      });
+      assert.ok(factory.factoryId.length > 0, where);
+      assertChoiceContext(factory.choiceContext, `${where} allocation factory`);
+      assert.ok(factory.choiceContext.disclosedContracts.length > 0, `${where}: the factory discloses its contracts`);
+    }
+  });
+
+  for (const choice of ["execute-transfer", "cancel", "withdraw"] as const) {
+    test(`the context to ${choice} an allocation`, async () => {
+      for (const [where, client] of clients()) {
+        const refused: string[] = [];
+        let context;
+        for (const id of who.allocations) {
+          try {
+            context = await client.post(
+              `/registry/allocations/v1/{allocationId}/choice-contexts/${choice}`,
+              { meta: {}, excludeDebugFields: true },
+              { path: { allocationId: id } },
+            );
+            break;
+          } catch (error: any) {
+            // An allocation that was settled, or whose locked coin is gone or moving.
+            assert.match(error.error, /./, `${where} ${choice} ${id}: an error names its reason`);
+            refused.push(error.error);
+          }
+        }
+        assert.ok(context, `${where}: no allocation of the history has a ${choice} context: ${refused.join("; ")}`);
         assertChoiceContext(context, `${where} ${choice}`);
         assert.ok("expire-lock" in (context.choiceContextData as any).values);
       }
