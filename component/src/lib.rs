@@ -62,7 +62,11 @@ impl Guest for Node {
         let (config, now, entropy) = environment().map_err(|e| e.to_string())?;
         let env = Env { now, entropy, config };
         match exec::block_on(ledger_node_core::state::wallet::outcome::tick(&env, &WitStore)) {
-            Ok(report) => Ok(TickReport { expired_requests: report.expired_requests, skipped: report.skipped }),
+            Ok(report) => Ok(TickReport {
+                expired_requests: report.expired_requests,
+                skipped: report.skipped,
+                pending_requests: report.pending_requests,
+            }),
             Err(Error::Store(e)) => Err(format!("store: {e}")),
             Err(e) => Err(e.to_string()),
         }

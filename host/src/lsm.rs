@@ -172,6 +172,17 @@ impl LsmStore {
         Self::open_with(path, PersistMode::SyncData, SERVE_CACHE_BYTES, SERVE_MEMTABLE_BYTES, rows)
     }
 
+    /// What the store's compactions have done so far, for the metrics: read from
+    /// fjall's own counters (marked experimental there; `Cargo.lock` pins the version).
+    pub fn compaction_source(&self) -> impl Fn() -> crate::metrics::Compaction + Send + Sync + 'static {
+        let db = self.db.clone();
+        move || crate::metrics::Compaction {
+            completed: u64::try_from(db.compactions_completed()).unwrap_or(u64::MAX),
+            active: u64::try_from(db.active_compactions()).unwrap_or(u64::MAX),
+            seconds: db.time_compacting().as_secs_f64(),
+        }
+    }
+
     /// Opens the store in `path` for a bulk load (`ledger-node ingest`, `follow`): a
     /// commit is handed to the system before it returns, so it survives a crash of the
     /// process at once, and a power loss once [`Self::sync`] has returned. A bulk load

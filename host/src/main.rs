@@ -201,6 +201,21 @@ fn serve(
             .map_err(|e| anyhow::anyhow!("the clock: {e}"))?;
         vars.push((started_at.to_owned(), now.to_string()));
     }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (listener, local) = runtime.block_on(server::bind(listeners.public))?;
+    let metrics_listener = match listeners.metrics {
+        Some(address) => Some(runtime.block_on(server::bind(address))?),
+        None => None,
+    };
+    // The ports `GET /status` names, unless the operator names others (a proxy's).
+    let ports = ledger_node_core::model::config::PORTS;
+    if !vars.iter().any(|(name, _)| name == ports) {
+        let mut named = format!("public={}", local.port());
+        if let Some((_, metrics)) = &metrics_listener {
+            named.push_str(&format!(",metrics={}", metrics.port()));
+        }
+        vars.push((ports.to_owned(), named));
+    }
     let admin_token =
         vars.iter().find(|(name, _)| name == ledger_node_core::model::config::ADMIN_TOKEN).map(|(_, v)| v.clone());
     let upstreams = match &following {
@@ -210,9 +225,11 @@ fn serve(
         }
         None => None,
     };
+    let mut compaction = None;
     let backend = match (&db, memory) {
         (Some(path), _) => {
             let backend = LsmStore::open(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
+            compaction = Some(backend.compaction_source());
             check_layout(Arc::new(backend), path.display(), &vars)?
         }
         (None, _) => check_layout(Arc::new(MemoryBackend::new()), "the memory store", &vars)?,
@@ -221,6 +238,9 @@ fn serve(
     let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
     if let Some(path) = &db {
         node.metrics().set_store_dir(path);
+    }
+    if let Some(compaction) = compaction {
+        node.metrics().set_compaction_source(compaction);
     }
     if let (Some(upstreams), Some((_, agree, poll))) = (upstreams, following) {
         let Some(token) = admin_token.filter(|t| !t.is_empty()) else {
@@ -234,12 +254,9 @@ fn serve(
         let options = follow::Options { page_size: follow::DEFAULT_PAGE_SIZE, once: false, poll, agree, public };
         follow::spawn_serving(upstreams, local, &options)?;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
-        let (listener, local) = server::bind(listeners.public).await?;
         tracing::info!("serving on http://{local}");
-        if let Some(address) = listeners.metrics {
-            let (metrics, local) = server::bind(address).await?;
+        if let Some((metrics, local)) = metrics_listener {
             tracing::info!("serving metrics on http://{local}/metrics");
             tokio::spawn(server::serve_metrics(metrics, Arc::clone(&node), std::future::pending()));
         }

@@ -44,6 +44,41 @@ pub struct RouteLabels {
     pub route: String,
 }
 
+/// The labels of ingest records applied.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    /// The record's kind, as ingest names it (`update`, `topology`, ...).
+    pub kind: &'static str,
+}
+
+/// The labels of a connection the node closed.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CutLabels {
+    /// `head`: its request head did not arrive within the header timeout; `write`: its
+    /// client took no bytes of an answer within the write timeout.
+    pub reason: &'static str,
+}
+
+/// What the store's compactions have done so far, read when the metrics are scraped.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Compaction {
+    /// Compactions finished.
+    pub completed: u64,
+    /// Compactions running now.
+    pub active: u64,
+    /// Time spent compacting, in seconds.
+    pub seconds: f64,
+}
+
+/// Where the store's compaction figures come from.
+struct CompactionSource(Box<dyn Fn() -> Compaction + Send + Sync>);
+
+impl std::fmt::Debug for CompactionSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompactionSource")
+    }
+}
+
 /// A gauge of seconds, or of a Unix time.
 type Seconds = Gauge<f64, AtomicU64>;
 
@@ -56,12 +91,15 @@ pub struct Metrics {
     connections_open: Gauge,
     connections_evicted: Counter,
     connections_waited: Counter,
+    connections_accept_failed: Counter,
+    connections_cut: Family<CutLabels, Counter>,
     instances_idle: Gauge,
     instances_busy: Gauge,
     instances_dropped: Counter,
     ingest_updates: Counter,
     ingest_batches: Counter,
     ingest_refused: Counter,
+    ingest_records: Family<KindLabels, Counter>,
     follow_rounds: Counter,
     follow_failures: Counter,
     follow_pages: Counter,
@@ -75,9 +113,15 @@ pub struct Metrics {
     jobs_failures: Counter,
     jobs_skipped: Counter,
     wallet_expired: Counter,
+    wallet_pending: Gauge,
     store_bytes: Gauge,
     memory_resident: Gauge,
     memory_anonymous: Gauge,
+    compactions: Gauge,
+    compactions_active: Gauge,
+    compaction_time: Seconds,
+    /// Where the store's compaction figures come from, if the store compacts.
+    compaction: std::sync::Mutex<Option<CompactionSource>>,
     /// The store directory whose size is reported, if the node has one.
     store_dir: std::sync::Mutex<Option<PathBuf>>,
 }
@@ -103,12 +147,15 @@ impl Metrics {
             connections_open: Gauge::default(),
             connections_evicted: Counter::default(),
             connections_waited: Counter::default(),
+            connections_accept_failed: Counter::default(),
+            connections_cut: Family::default(),
             instances_idle: Gauge::default(),
             instances_busy: Gauge::default(),
             instances_dropped: Counter::default(),
             ingest_updates: Counter::default(),
             ingest_batches: Counter::default(),
             ingest_refused: Counter::default(),
+            ingest_records: Family::default(),
             follow_rounds: Counter::default(),
             follow_failures: Counter::default(),
             follow_pages: Counter::default(),
@@ -122,9 +169,14 @@ impl Metrics {
             jobs_failures: Counter::default(),
             jobs_skipped: Counter::default(),
             wallet_expired: Counter::default(),
+            wallet_pending: Gauge::default(),
             store_bytes: Gauge::default(),
             memory_resident: Gauge::default(),
             memory_anonymous: Gauge::default(),
+            compactions: Gauge::default(),
+            compactions_active: Gauge::default(),
+            compaction_time: Seconds::default(),
+            compaction: std::sync::Mutex::new(None),
             store_dir: std::sync::Mutex::new(None),
         };
         let m = &metrics;
@@ -147,6 +199,16 @@ impl Metrics {
             "New clients that found the connection cap reached and waited to be accepted",
             m.connections_waited.clone(),
         );
+        r.register(
+            "connections_accept_failures",
+            "Accepts that failed, so a client was not taken (out of file descriptors or memory); the node backs off",
+            m.connections_accept_failed.clone(),
+        );
+        r.register(
+            "connections_cut",
+            "Connections the node closed: a request head late past the header timeout (head), an answer its client did not take within the write timeout (write)",
+            m.connections_cut.clone(),
+        );
         r.register("instances_idle", "Component instances idle in the pool", m.instances_idle.clone());
         r.register("instances_busy", "Component instances serving a request", m.instances_busy.clone());
         r.register(
@@ -161,6 +223,7 @@ impl Metrics {
             "Ingest batches refused (nothing of them applied)",
             m.ingest_refused.clone(),
         );
+        r.register("ingest_records", "Ingest records applied, by kind", m.ingest_records.clone());
         r.register("follow_rounds", "Follower rounds that ended without an error", m.follow_rounds.clone());
         r.register(
             "follow_failures",
@@ -214,6 +277,11 @@ impl Metrics {
             "Buy-traffic requests the scheduled jobs expired",
             m.wallet_expired.clone(),
         );
+        r.register(
+            "wallet_pending_requests",
+            "Buy-traffic requests awaiting the validator after the last run of the scheduled jobs",
+            m.wallet_pending.clone(),
+        );
         r.register_with_unit(
             "store_disk",
             "Size on disk of the store directory (0 for a memory store)",
@@ -232,6 +300,18 @@ impl Metrics {
             Unit::Bytes,
             m.memory_anonymous.clone(),
         );
+        r.register(
+            "store_compactions",
+            "Compactions the store finished since the process started (0 for a memory store)",
+            m.compactions.clone(),
+        );
+        r.register("store_compactions_active", "Compactions of the store running now", m.compactions_active.clone());
+        r.register_with_unit(
+            "store_compaction_time",
+            "Time the store spent compacting since the process started",
+            Unit::Seconds,
+            m.compaction_time.clone(),
+        );
         Metrics { registry, ..metrics }
     }
 
@@ -242,12 +322,26 @@ impl Metrics {
         }
     }
 
+    /// Reports the store's compactions as `source` reads them.
+    pub fn set_compaction_source(&self, source: impl Fn() -> Compaction + Send + Sync + 'static) {
+        if let Ok(mut compaction) = self.compaction.lock() {
+            *compaction = Some(CompactionSource(Box::new(source)));
+        }
+    }
+
     /// The metrics in the Prometheus text format (version 0.0.4, [`CONTENT_TYPE`]),
     /// with the store's size and the process's memory read now.
     pub fn render(&self) -> String {
         let dir = self.store_dir.lock().ok().and_then(|dir| dir.clone());
         if let Some(dir) = dir {
             self.store_bytes.set(i64::try_from(directory_bytes(&dir)).unwrap_or(i64::MAX));
+        }
+        if let Some(compaction) =
+            self.compaction.lock().ok().as_deref().and_then(|source| source.as_ref().map(|read| (read.0)()))
+        {
+            self.compactions.set(i64::try_from(compaction.completed).unwrap_or(i64::MAX));
+            self.compactions_active.set(i64::try_from(compaction.active).unwrap_or(i64::MAX));
+            self.compaction_time.set(compaction.seconds);
         }
         if let Some((resident, anonymous)) = process_memory() {
             self.memory_resident.set(resident);
@@ -301,6 +395,27 @@ impl Metrics {
     pub fn ingest_applied(&self, summary: &Summary) {
         self.ingest_batches.inc();
         self.ingest_updates.inc_by(summary.applied.update);
+        let applied = &summary.applied;
+        for (kind, count) in [
+            ("update", applied.update),
+            ("topology", applied.topology),
+            ("backfill", applied.backfill),
+            ("roll_forward_lsu", applied.roll_forward_lsu),
+            ("wallet_user", applied.wallet_user),
+        ] {
+            self.ingest_records.get_or_create(&KindLabels { kind }).inc_by(count);
+        }
+    }
+
+    /// An accept failed.
+    pub fn accept_failed(&self) {
+        self.connections_accept_failed.inc();
+    }
+
+    /// The node closed a connection: its head was late (`head`) or its client took no
+    /// bytes of an answer in time (`write`).
+    pub fn connection_cut(&self, reason: &'static str) {
+        self.connections_cut.get_or_create(&CutLabels { reason }).inc();
     }
 
     /// An ingest batch was refused.
@@ -338,6 +453,11 @@ impl Metrics {
         self.jobs_runs.inc();
         self.wallet_expired.inc_by(expired);
         self.jobs_skipped.inc_by(u64::try_from(skipped).unwrap_or(u64::MAX));
+    }
+
+    /// The scheduled jobs left `pending` buy-traffic requests awaiting the validator.
+    pub fn wallet_pending(&self, pending: u64) {
+        self.wallet_pending.set(i64::try_from(pending).unwrap_or(i64::MAX));
     }
 
     /// The scheduled jobs failed as a whole.
@@ -440,5 +560,24 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(r#"ledger_node_http_request_duration_seconds_count{route="/v2/updates/{update_id}"} 2"#));
+    }
+
+    #[test]
+    fn cut_connections_are_counted_by_reason_and_compactions_read_at_the_scrape() {
+        let metrics = Metrics::new();
+        metrics.connection_cut("head");
+        metrics.connection_cut("head");
+        metrics.connection_cut("write");
+        metrics.set_compaction_source(|| Compaction { completed: 7, active: 1, seconds: 2.5 });
+        let text = metrics.render();
+        for line in [
+            r#"ledger_node_connections_cut_total{reason="head"} 2"#,
+            r#"ledger_node_connections_cut_total{reason="write"} 1"#,
+            "ledger_node_store_compactions 7",
+            "ledger_node_store_compactions_active 1",
+            "ledger_node_store_compaction_time_seconds 2.5",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+        }
     }
 }

@@ -20,11 +20,13 @@ pub async fn tick_every(node: Arc<Node>, period: Duration) {
         match tokio::task::spawn_blocking(move || node.tick()).await {
             Ok(Ok(report)) => {
                 metrics.jobs_ran(report.expired_requests, report.skipped.len());
+                metrics.wallet_pending(report.pending_requests);
                 for line in &report.skipped {
                     tracing::warn!(record = %line, "scheduled jobs: skipped a record they could not read");
                 }
                 tracing::info!(
                     expired_requests = report.expired_requests,
+                    pending_requests = report.pending_requests,
                     skipped = report.skipped.len(),
                     duration_ms = started.elapsed().as_secs_f64() * 1000.0,
                     "scheduled jobs"

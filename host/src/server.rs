@@ -164,6 +164,7 @@ pub async fn serve(
                     stream
                 }
                 Err(e) => {
+                    shared.node.metrics().accept_failed();
                     let pause = errors.failed(&e);
                     tokio::select! {
                         () = tokio::time::sleep(pause) => continue,

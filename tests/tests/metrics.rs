@@ -32,14 +32,23 @@ impl Drop for Node {
 }
 
 impl Node {
-    /// Starts a node over a store in `db` with JSON logs and metrics on a port of their own.
+    /// Starts a node over a store in `db` with JSON logs and metrics on a port of their
+    /// own, and the scheduled jobs off.
     fn start(db: &std::path::Path) -> Node {
+        Node::start_with(db, 0, "jwt-secret-never-logged")
+    }
+
+    /// Starts a node over a store in `db` that runs its scheduled jobs every
+    /// `tick_seconds` (0: never) and checks wallet tokens with the HS256 `jwt_secret`.
+    fn start_with(db: &std::path::Path, tick_seconds: u32, jwt_secret: &str) -> Node {
         let mut child = ledger_node_tests::ledger_node()
-            .args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--tick-seconds", "0"])
+            .args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--tick-seconds"])
+            .arg(tick_seconds.to_string())
             .arg("--db")
             .arg(db)
             .env("LEDGER_NODE_ADMIN_TOKEN", ADMIN_TOKEN)
-            .env("LEDGER_NODE_JWT_HS256_SECRET", "jwt-secret-never-logged")
+            .env("LEDGER_NODE_JWT_HS256_SECRET", jwt_secret)
+            .env("LEDGER_NODE_JWT_MAX_TTL_HOURS", "1000000")
             .env(ledger_node::logs::FORMAT, "json")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -255,12 +264,39 @@ fn metrics_count_requests_by_route_template_and_pass_promtool() {
     assert_eq!(value(&samples, "ledger_node_ingest_batches_total"), 1.0);
     assert_eq!(value(&samples, "ledger_node_ingest_updates_total"), 3.0);
     assert_eq!(value(&samples, "ledger_node_ingest_refused_batches_total"), 1.0);
+    let kinds: BTreeMap<String, f64> = samples
+        .iter()
+        .filter(|(name, _, _)| name == "ledger_node_ingest_records_total")
+        .map(|(_, labels, v)| (labels["kind"].clone(), *v))
+        .collect();
+    assert_eq!(kinds.get("update"), Some(&3.0), "{text}");
+    assert!(kinds.values().sum::<f64>() >= 3.0, "{text}");
+    assert_eq!(value(&samples, "ledger_node_connections_accept_failures_total"), 0.0);
+    assert!(value(&samples, "ledger_node_store_compactions") >= 0.0);
+    assert!(value(&samples, "ledger_node_store_compaction_time_seconds") >= 0.0);
+    assert!(value(&samples, "ledger_node_process_anonymous_memory_bytes") > 0.0);
     assert!(value(&samples, "ledger_node_store_disk_bytes") > 0.0);
     assert!(value(&samples, "ledger_node_process_resident_memory_bytes") > 0.0);
     assert!(value(&samples, "ledger_node_instances_idle") >= 1.0);
     assert_eq!(value(&samples, "ledger_node_instances_busy"), 0.0);
     // This scrape's own connection is to the other listener.
     assert_eq!(value(&samples, "ledger_node_connections_open"), 0.0, "{text}");
+
+    // `GET /status` names both ports, in the network's `NodeStatus`.
+    let port = |base: &str| base.rsplit(':').next().and_then(|p| p.parse::<u16>().ok()).expect("a port");
+    let status = agent()
+        .get(format!("{}/status", node.base))
+        .call()
+        .expect("GET /status")
+        .body_mut()
+        .read_to_string()
+        .expect("a body");
+    let status: serde_json::Value = serde_json::from_str(&status).expect("a JSON body");
+    assert_eq!(
+        status["success"]["ports"],
+        serde_json::json!({"public": port(&node.base), "metrics": port(&node.metrics)}),
+        "{status}"
+    );
 }
 
 #[test]
@@ -303,5 +339,77 @@ fn every_request_is_one_json_log_line_with_its_id_and_no_token_is_logged() {
     }
     for id in &ids {
         assert!(!requests.values().any(|event| event["route"].as_str().is_some_and(|r| r.contains(id.as_str()))));
+    }
+}
+
+/// Every line of `lines` as a JSON object.
+fn events(lines: &[String]) -> Vec<serde_json::Value> {
+    lines
+        .iter()
+        .map(|line| match serde_json::from_str(line) {
+            Ok(event @ serde_json::Value::Object(_)) => event,
+            _ => panic!("a log line is not a JSON object: {line}"),
+        })
+        .collect()
+}
+
+#[test]
+fn the_scheduled_jobs_report_expired_and_pending_wallet_requests_in_metrics_and_log() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let node = Node::start_with(&dir.path().join("node.store"), 1, "test-hs256-secret");
+    let records = concat!(
+        r#"{"wallet_user":{"user_id":"alice","party_id":"alice::1220"}}"#,
+        "\n",
+        r#"{"topology":{"synchronizer_id":"sync::1","party_id":"validator::1","participant_ids":["PAR::v::1"]}}"#,
+        "\n"
+    );
+    send(&node, "POST", "/v0/admin/ingest", "/v0/admin/ingest", Some(records), 200);
+    // HS256 (test-hs256-secret), sub alice, exp 2099.
+    let token = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6NDA3MDkwODgwMH0.ibqqgiITmv5mzwHPIk8p9RbVCCl4x-kXp_nGdRy0F5Q";
+    // One request already due (2024), two not yet (2096).
+    for (tracking_id, expires_at) in
+        [("due", 1_704_067_200_000_000_i64), ("later-1", 4_000_000_000_000_000), ("later-2", 4_000_000_000_000_000)]
+    {
+        let body = serde_json::json!({
+            "receiving_validator_party_id": "validator::1", "domain_id": "sync::1", "traffic_amount": 10,
+            "tracking_id": tracking_id, "expires_at": expires_at,
+        });
+        let created = agent()
+            .post(format!("{}/v0/wallet/buy-traffic-requests", node.base))
+            .header("authorization", &format!("Bearer {token}"))
+            .send(body.to_string())
+            .expect("POST a buy-traffic request");
+        assert_eq!(created.status(), 200, "{tracking_id}");
+    }
+    let started = Instant::now();
+    let samples = loop {
+        let text = agent()
+            .get(format!("{}/metrics", node.metrics))
+            .call()
+            .expect("GET /metrics")
+            .body_mut()
+            .read_to_string()
+            .expect("the metrics");
+        let samples = samples(&text);
+        if value(&samples, "ledger_node_wallet_expired_requests_total") >= 1.0 {
+            break samples;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the timer expired nothing: {text}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(value(&samples, "ledger_node_wallet_expired_requests_total"), 1.0);
+    assert_eq!(value(&samples, "ledger_node_wallet_pending_requests"), 2.0);
+    assert_eq!(value(&samples, "ledger_node_scheduled_job_failures_total"), 0.0);
+
+    let lines = node.lines();
+    let runs: Vec<serde_json::Value> =
+        events(&lines).into_iter().filter(|event| event["message"] == "scheduled jobs").collect();
+    assert!(
+        runs.iter().any(|run| run["expired_requests"] == 1 && run["pending_requests"] == 2 && run["skipped"] == 0),
+        "{lines:#?}"
+    );
+    let log = lines.join("\n");
+    for secret in [ADMIN_TOKEN, token, "test-hs256-secret"] {
+        assert!(!log.contains(secret), "the log carries a secret: {log}");
     }
 }

@@ -20,9 +20,10 @@
 //!    `DB` ([`D1Store`], authoritative), with the update bodies in the R2 bucket bound
 //!    as `BODIES` ([`BodyBucket`]), cached in the isolate's memory and in the KV
 //!    namespace bound as `CACHE`;
-//! 4. logs a response's [`ledger_node_core::Response::log`] (a 5xx's cause with
-//!    `console.error`, other operator notes with `console.log`) and translates the
-//!    response back;
+//! 4. logs the request on one JSON line (`logs`: its id, also sent back as
+//!    `x-request-id`, method, route template, status, duration, and the response's
+//!    [`ledger_node_core::Response::log`] as its `cause`) and translates the response
+//!    back;
 //! 5. hands the KV puts of bodies it read from R2 to `ctx.wait_until`, so that they run
 //!    after the response.
 //!
@@ -33,7 +34,8 @@
 //! node's scheduled jobs, [`ledger_node_core::state::wallet::outcome::tick`], over the same store; a
 //! record the jobs could not read is logged and skipped, so one bad record never stops
 //! the jobs of the others, nor any later run. Then, when `LEDGER_NODE_UPSTREAM_URL` is
-//! set, it follows the upstream node for a bounded run (`follow`).
+//! set, it follows the upstream node for a bounded run (`follow`). Each run is one JSON
+//! log line (`logs`): what the jobs and the follower did, and why either failed.
 //!
 //! ## Update bodies: R2, and the cache in front of it
 //!
@@ -96,11 +98,12 @@ mod cache;
 mod convert;
 mod d1;
 mod follow;
+mod logs;
 mod r2;
 
 use ledger_node_core::model::time::Timestamp;
 use ledger_node_core::{Config, Env, Error};
-use worker::{Context, Date, ScheduleContext, ScheduledEvent, console_error, console_log, event};
+use worker::{Context, Date, ScheduleContext, ScheduledEvent, console_error, event};
 
 pub use cache::CachedStore;
 pub use d1::D1Store;
@@ -115,6 +118,11 @@ static LAYOUT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 #[event(fetch)]
 async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> worker::Result<worker::Response> {
+    let started = Date::now().as_millis();
+    let id = logs::request_id(request_id_entropy());
+    let coin = config(&env).map_or_else(|_| ledger_node_core::model::config::DEFAULT_COIN.to_owned(), |c| c.names.coin);
+    let route = logs::route(&request.path(), &coin);
+    let method = logs::method_label(request.inner().method().as_str());
     let response = match missing_binding(&env) {
         Some(missing) => unbound(&missing),
         None => match serve(&mut request, &env, &ctx).await {
@@ -122,20 +130,28 @@ async fn fetch(mut request: worker::Request, env: worker::Env, ctx: Context) -> 
             Err(error) => error.into_response(),
         },
     };
-    let response = convert::with_valid_status(response);
+    let mut response = convert::with_valid_status(response);
+    response.headers.push((REQUEST_ID.into(), id.clone()));
     settle().await;
-    if response.status >= 500 {
-        console_error!(
-            "{} {} answered {}: {}",
-            request.inner().method(),
-            request.path(),
-            response.status,
-            response.log.as_deref().unwrap_or("(no detail)")
-        );
-    } else if let Some(log) = &response.log {
-        console_log!("{} {} answered {}: {log}", request.inner().method(), request.path(), response.status);
-    }
+    let duration_ms = Date::now().as_millis().saturating_sub(started) as f64;
+    let cause = match response.log.as_deref() {
+        None if response.status >= 500 => Some("(no detail)"),
+        cause => cause,
+    };
+    logs::request(&logs::Request { id: &id, method, route: &route }, response.status, duration_ms, cause).write();
     convert::response(response)
+}
+
+/// The response header that carries a request's id, as its log line does (the native
+/// node's header too).
+const REQUEST_ID: &str = "x-request-id";
+
+/// 8 bytes for a request's id from the runtime's random source; zeros if it fails
+/// (the id then names no request, and the request is served all the same).
+fn request_id_entropy() -> [u8; 8] {
+    let mut bytes = [0u8; 8];
+    let _ = getrandom::fill(&mut bytes);
+    bytes
 }
 
 /// The cron trigger (`[triggers]` in `wrangler.toml`, every minute): runs the node's
@@ -148,8 +164,9 @@ async fn scheduled(_event: ScheduledEvent, env: worker::Env, _ctx: ScheduleConte
     settle().await;
 }
 
-/// The scheduled jobs, then following, each failure logged.
+/// The scheduled jobs, then following, logged on one line (`logs::scheduled`).
 async fn run_scheduled(env: &worker::Env) {
+    let started = Date::now().as_millis();
     let refused = match config(env).and_then(|config| Ok((config, store(env, now()?)?))) {
         Ok((config, store)) => layout_refusal(&store, &config.names).await,
         Err(e) => Some(e.to_string()),
@@ -158,29 +175,13 @@ async fn run_scheduled(env: &worker::Env) {
         console_error!("scheduled jobs and following skipped: {refused}");
         return;
     }
-    match tick(env).await {
-        Ok(report) => {
-            if report.expired_requests > 0 {
-                console_log!("scheduled jobs: expired {} buy-traffic requests", report.expired_requests);
-            }
-            for line in &report.skipped {
-                console_error!("scheduled jobs: skipped {line}");
-            }
-        }
-        Err(Error::Store(e)) => console_error!("scheduled jobs failed: store: {e}"),
-        Err(e) => console_error!("scheduled jobs failed: {e}"),
-    }
-    match follow::run(env).await {
-        Ok(Some(report)) if report.pages > 0 || report.summary.applied != Default::default() => {
-            let at = report.position.as_ref().map_or_else(String::new, |p| {
-                format!(", now at migration {} {}", p.after_migration_id, p.after_record_time)
-            });
-            let state = if report.caught_up { "caught up" } else { "catching up" };
-            console_log!("following: {state}: applied {} updates{at}", report.summary.applied.update);
-        }
-        Ok(_) => {}
-        Err(e) => console_error!("following stopped: {e}"),
-    }
+    let jobs = tick(env).await.map_err(|e| match e {
+        Error::Store(e) => format!("store: {e}"),
+        e => e.to_string(),
+    });
+    let following = follow::run(env).await;
+    let duration_ms = Date::now().as_millis().saturating_sub(started) as f64;
+    logs::scheduled(&jobs, &following, duration_ms).write();
 }
 
 /// Runs the scheduled jobs with the core.

@@ -13,7 +13,10 @@
 //! "active"}}`. `id` is `ledger-node`; `uptime` is an ISO 8601 duration in whole
 //! seconds since the host started, which it says in
 //! [`crate::model::config::STARTED_AT`] (`PT0S` from a host that does not say);
-//! `ports` is empty (the core does not know what the host listens on); `active` is
+//! `ports` are the ports the host says it serves on, by name
+//! ([`crate::model::config::PORTS`]: `ledger-node serve` names `public` and, with
+//! `--metrics-listen`, `metrics`; the worker names none, as the platform, not the
+//! worker, listens, on the ports of its routes), so `{}` from such a host; `active` is
 //! true, as this node is always the active one. A store that cannot be read is a 503
 //! `{"error"}` as for `/readyz`, not the network's `failed` case, so that every error
 //! of the node has one envelope.
@@ -57,7 +60,7 @@ struct NodeStatus {
 struct Status {
     id: &'static str,
     uptime: String,
-    ports: BTreeMap<String, i32>,
+    ports: BTreeMap<String, u16>,
     active: bool,
 }
 
@@ -65,8 +68,12 @@ struct Status {
 pub async fn status<S: Store>(store: &S, env: &Env<'_>) -> Result<Response, Error> {
     store.get(&[keys::GENERATION]).await.map_err(Error::Unavailable)?;
     let seconds = env.config.started_at.map_or(0, |started| (env.now.micros() - started.micros()).max(0) / 1_000_000);
-    let status =
-        Status { id: "ledger-node", uptime: alloc::format!("PT{seconds}S"), ports: BTreeMap::new(), active: true };
+    let status = Status {
+        id: "ledger-node",
+        uptime: alloc::format!("PT{seconds}S"),
+        ports: env.config.ports.clone(),
+        active: true,
+    };
     Ok(Response::ok(&NodeStatus { success: status }))
 }
 
@@ -117,7 +124,7 @@ mod tests {
 
     #[test]
     fn status_counts_the_uptime_from_the_hosts_start_and_is_503_without_a_store() {
-        use crate::model::config::{Config, STARTED_AT};
+        use crate::model::config::{Config, PORTS, STARTED_AT};
         use crate::model::time::Timestamp;
         let config = Config::from_pairs([(STARTED_AT, "2024-01-02T03:04:05Z")]).unwrap();
         let now = Timestamp::parse("2024-01-02T04:05:06.5Z").unwrap();
@@ -127,6 +134,14 @@ mod tests {
         assert_eq!(
             core::str::from_utf8(&response.body).unwrap(),
             r#"{"success":{"id":"ledger-node","uptime":"PT3661S","ports":{},"active":true}}"#
+        );
+        let config =
+            Config::from_pairs([(STARTED_AT, "2024-01-02T03:04:05Z"), (PORTS, "public=8080,metrics=9090")]).unwrap();
+        let env = Env { now, entropy: [0; 32], config: &config };
+        let response = block_on(status(&MemoryStore::new(), &env)).unwrap();
+        assert_eq!(
+            core::str::from_utf8(&response.body).unwrap(),
+            r#"{"success":{"id":"ledger-node","uptime":"PT3661S","ports":{"metrics":9090,"public":8080},"active":true}}"#
         );
         let failing = Failing::default();
         assert!(matches!(block_on(status(&failing, &env)), Err(Error::Unavailable(_))));

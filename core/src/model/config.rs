@@ -16,7 +16,10 @@
 //! | `LEDGER_NODE_NAMES_ROOT` / `LEDGER_NODE_NAMES_COIN` | template naming; the coin also spells the price votes path and field and the coin rules context key ([`crate::model::names`]) | `Platform` / `Coin` |
 //! | `LEDGER_NODE_NAMES_ANS` | the name service's acronym: the names of the entries derived from the DSO rules end in `.<acronym>` in lower case ([`crate::api::scan::lookups`]) | `ans` |
 //! | `LEDGER_NODE_ALLOW_RESET` | whether `POST /v0/admin/reset` may wipe the node | `false` |
+//! | `LEDGER_NODE_STARTED_AT` | when the host started, for the uptime of `GET /status`; set by the host | unset |
+//! | `LEDGER_NODE_PORTS` | the ports the host serves on, by name (`public=8080,metrics=9090`), for `GET /status`; set by the host | unset |
 
+use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use core::fmt;
 
@@ -55,8 +58,12 @@ pub const ALLOW_RESET: &str = "LEDGER_NODE_ALLOW_RESET";
 /// host, for the uptime of `GET /status`.
 pub const STARTED_AT: &str = "LEDGER_NODE_STARTED_AT";
 
+/// The ports the host serves on, by name (`public=8080,metrics=9090`): set by the
+/// host, for the `ports` of `GET /status`.
+pub const PORTS: &str = "LEDGER_NODE_PORTS";
+
 /// Every configuration name the node reads.
-pub const NAMES: [&str; 11] = [
+pub const NAMES: [&str; 12] = [
     ADMIN_TOKEN,
     JWT_HS256_SECRET,
     JWT_JWKS,
@@ -68,6 +75,7 @@ pub const NAMES: [&str; 11] = [
     NAMES_ANS,
     ALLOW_RESET,
     STARTED_AT,
+    PORTS,
 ];
 
 /// The node's configuration.
@@ -95,6 +103,8 @@ pub struct Config {
     pub allow_reset: bool,
     /// When the host serving the node started ([`STARTED_AT`]); `None`: not said.
     pub started_at: Option<Timestamp>,
+    /// The ports the host serves on, by name ([`PORTS`]); empty: not said.
+    pub ports: BTreeMap<String, u16>,
 }
 
 impl fmt::Debug for Config {
@@ -111,6 +121,7 @@ impl fmt::Debug for Config {
             .field("ans_acronym", &self.ans_acronym)
             .field("allow_reset", &self.allow_reset)
             .field("started_at", &self.started_at)
+            .field("ports", &self.ports)
             .finish()
     }
 }
@@ -153,6 +164,7 @@ impl Default for Config {
             ans_acronym: DEFAULT_ANS.into(),
             allow_reset: false,
             started_at: None,
+            ports: BTreeMap::new(),
         }
     }
 }
@@ -243,6 +255,10 @@ impl Config {
                 problem: alloc::format!("must be an RFC 3339 UTC time (2024-01-02T03:04:05Z), not {text:?}"),
             })?);
         }
+        if let Some(text) = lookup(PORTS) {
+            config.ports = parse_ports(&text)
+                .map_err(|problem| ConfigError { name: PORTS, problem: alloc::format!("{problem}, in {text:?}") })?;
+        }
         Ok(config)
     }
 
@@ -254,9 +270,53 @@ impl Config {
     }
 }
 
+/// The value of [`PORTS`]: comma-separated `name=port` pairs, each name of ASCII
+/// letters, digits, `-` and `_`, given once, each port from 1 to 65535; empty: none.
+fn parse_ports(text: &str) -> Result<BTreeMap<String, u16>, String> {
+    let mut ports = BTreeMap::new();
+    for pair in text.split(',').map(str::trim).filter(|pair| !pair.is_empty()) {
+        let Some((name, port)) = pair.split_once('=') else {
+            return Err(alloc::format!("{pair:?} is not name=port"));
+        };
+        let name = name.trim();
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+            return Err(alloc::format!("{name:?} is not a port's name (letters, digits, - and _)"));
+        }
+        let port = match port.trim().parse::<u16>() {
+            Ok(port) if port > 0 => port,
+            _ => return Err(alloc::format!("the port of {name} must be from 1 to 65535, not {:?}", port.trim())),
+        };
+        if ports.insert(name.to_string(), port).is_some() {
+            return Err(alloc::format!("{name} is given twice"));
+        }
+    }
+    Ok(ports)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ports_are_named_pairs_and_a_bad_one_is_refused_naming_it() {
+        let config = Config::from_pairs([(PORTS, "public=8080, metrics=9090")]).unwrap();
+        assert_eq!(
+            config.ports.into_iter().collect::<alloc::vec::Vec<_>>(),
+            [("metrics".into(), 9090), ("public".into(), 8080)]
+        );
+        assert!(Config::from_pairs([(PORTS, "")]).unwrap().ports.is_empty());
+        for (bad, named) in [
+            ("public", "\"public\" is not name=port"),
+            ("public=0", "must be from 1 to 65535"),
+            ("public=70000", "must be from 1 to 65535"),
+            ("pub lic=80", "is not a port's name"),
+            ("public=80,public=81", "public is given twice"),
+        ] {
+            let refused = Config::from_pairs([(PORTS, bad)]).unwrap_err();
+            assert_eq!(refused.name, PORTS);
+            assert!(refused.problem.contains(named), "{bad}: {}", refused.problem);
+        }
+    }
 
     #[test]
     fn defaults_apply_when_nothing_is_set() {

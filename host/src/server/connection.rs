@@ -84,6 +84,11 @@ pub(super) async fn serve(stream: TcpStream, shared: Arc<Shared>, permit: OwnedS
         }
         // Dropping the connection closes the socket.
         ended = activity.expired(&limits) => {
+            match ended {
+                Ended::Head => metrics.connection_cut("head"),
+                Ended::Write => metrics.connection_cut("write"),
+                Ended::Idle | Ended::Closed => {}
+            }
             if ended == Ended::Write {
                 tracing::warn!(
                     write_timeout_seconds = limits.write_timeout.as_secs_f64(),

@@ -92,6 +92,11 @@ fn the_worker_refuses_a_database_of_another_layout() {
 }
 
 #[test]
+fn the_worker_logs_requests_and_scheduled_runs_as_json_lines_without_tokens() {
+    worker::the_worker_logs_requests_and_scheduled_runs_as_json_lines_without_tokens();
+}
+
+#[test]
 fn a_read_after_a_bulk_ingest_into_the_worker_is_not_held() {
     worker::a_read_after_a_bulk_ingest_is_not_held();
 }

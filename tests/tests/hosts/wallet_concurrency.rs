@@ -10,9 +10,9 @@ use super::targets::HttpClient;
 
 /// An HS256 token (secret `test-hs256-secret`, the hosts' test configuration) for the
 /// wallet user `alice`, expiring in 2099.
-const ALICE: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6NDA3MDkwODgwMH0.ibqqgiITmv5mzwHPIk8p9RbVCCl4x-kXp_nGdRy0F5Q";
+pub(super) const ALICE: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6NDA3MDkwODgwMH0.ibqqgiITmv5mzwHPIk8p9RbVCCl4x-kXp_nGdRy0F5Q";
 
-fn request(method: &str, target: &str, bearer: &str, body: Option<&Value>) -> Outgoing {
+pub(super) fn request(method: &str, target: &str, bearer: &str, body: Option<&Value>) -> Outgoing {
     let mut headers = vec![("authorization".to_owned(), format!("Bearer {bearer}"))];
     if body.is_some() {
         headers.push(("content-type".to_owned(), "application/json".to_owned()));
@@ -46,7 +46,7 @@ pub fn set_up(client: &HttpClient) {
     assert_eq!(received.status, 200, "setting up: {}", String::from_utf8_lossy(&received.body));
 }
 
-fn submission(tracking_id: &str, expires_at: i64) -> Value {
+pub(super) fn submission(tracking_id: &str, expires_at: i64) -> Value {
     json!({
         "receiving_validator_party_id": "validator::1220",
         "domain_id": "global-domain::1220aa",

@@ -126,7 +126,7 @@ impl WorkerTarget {
 
     /// [`WorkerTarget::start`], with `vars` set besides the test configuration.
     pub fn start_with(vars: &[(String, String)]) -> Self {
-        let mut target = Self::launch(vars, None, None);
+        let mut target = Self::launch(vars, None, None, "warn");
         target.wait_until(|status| status == 200);
         target
     }
@@ -134,7 +134,7 @@ impl WorkerTarget {
     /// Starts `wrangler dev` from a `wrangler.toml` without its table `table` (such as
     /// `[[r2_buckets]]`), and waits for its first answer, whatever its status.
     pub fn start_without(table: &str) -> Self {
-        let mut target = Self::launch(&[], Some(table), None);
+        let mut target = Self::launch(&[], Some(table), None, "warn");
         target.wait_until(|_| true);
         target
     }
@@ -142,12 +142,20 @@ impl WorkerTarget {
     /// Starts `wrangler dev` over a D1 database into which the SQL `sql` was executed
     /// after the migrations, and waits for its first answer, whatever its status.
     pub fn start_over(sql: &str) -> Self {
-        let mut target = Self::launch(&[], None, Some(sql));
+        let mut target = Self::launch(&[], None, Some(sql), "warn");
         target.wait_until(|_| true);
         target
     }
 
-    fn launch(vars: &[(String, String)], without: Option<&str>, sql: Option<&str>) -> Self {
+    /// [`WorkerTarget::start`], with wrangler writing the worker's `console.log` lines
+    /// to its log too (the others write only warnings and errors).
+    pub fn start_logging() -> Self {
+        let mut target = Self::launch(&[], None, None, "log");
+        target.wait_until(|status| status == 200);
+        target
+    }
+
+    fn launch(vars: &[(String, String)], without: Option<&str>, sql: Option<&str>, log_level: &str) -> Self {
         let state = tempfile::tempdir().expect("a temporary directory");
         let persist = state.path().to_str().expect("a UTF-8 temporary path").to_owned();
         let config = build_once(state.path(), without);
@@ -177,7 +185,7 @@ impl WorkerTarget {
             // Exposes the cron trigger at /__scheduled.
             "--test-scheduled",
             "--log-level",
-            "warn",
+            log_level,
         ]);
         for (name, value) in test_config().iter().chain(vars) {
             command.args(["--var", &format!("{name}:{value}")]);
@@ -426,5 +434,121 @@ pub fn a_read_after_a_bulk_ingest_is_not_held() {
             matches!(status, Ok(200)) && took < READ_BOUND,
             "round {round}: the read after the bulk ingest answered {status:?} after {took:?} (bound {READ_BOUND:?})"
         );
+    }
+}
+
+/// The worker's log lines: every line of wrangler's output that holds a JSON object
+/// with a `message` (wrangler prefixes an error line with a marker of its own), parsed.
+fn json_log_lines(log: &str) -> Vec<serde_json::Value> {
+    log.lines()
+        .filter(|line| line.contains("\"message\":"))
+        .map(|line| {
+            let object = line.find('{').and_then(|at| line.get(at..)).unwrap_or(line);
+            match serde_json::from_str(object.trim_end()) {
+                Ok(event @ serde_json::Value::Object(_)) => event,
+                _ => panic!("a log line of the worker is not a JSON object: {line}"),
+            }
+        })
+        .collect()
+}
+
+/// Every request is one JSON log line with its id (the one `x-request-id` carries), its
+/// method, route template, status and duration; every run of the cron trigger is one
+/// JSON line with what the scheduled jobs did; no line carries the admin token or a
+/// wallet token.
+pub fn the_worker_logs_requests_and_scheduled_runs_as_json_lines_without_tokens() {
+    use super::wallet_concurrency::{ALICE, request, submission};
+    let worker = WorkerTarget::start_logging();
+    let client = worker.client();
+    super::wallet_concurrency::set_up(client);
+    let unknown_id = "1220feedfacefeedfacefeedface";
+    let sends = [
+        (request("GET", "/version", ALICE, None), "/version", 200),
+        (request("GET", &format!("/v2/updates/{unknown_id}"), ALICE, None), "/v2/updates/{update_id}", 404),
+        (
+            request("GET", &format!("/api/scan/v2/updates/{unknown_id}"), ALICE, None),
+            "/api/scan/v2/updates/{update_id}",
+            404,
+        ),
+        (request("POST", "/version", ALICE, None), "/version", 405),
+        (request("GET", &format!("/no/such/{unknown_id}"), ALICE, None), "other", 404),
+        (request("POST", "/v0/admin/tick", ADMIN_TOKEN, None), "/v0/admin/tick", 200),
+        (request("POST", "/v0/admin/tick", "not-the-admin-token", None), "/v0/admin/tick", 401),
+        (
+            request(
+                "POST",
+                "/v0/wallet/buy-traffic-requests",
+                ALICE,
+                Some(&submission("logged", 4_070_908_800_000_000)),
+            ),
+            "/v0/wallet/buy-traffic-requests",
+            200,
+        ),
+    ];
+    let mut sent = Vec::new();
+    for (outgoing, route, status) in &sends {
+        let received = client.send(outgoing);
+        assert_eq!(
+            received.status,
+            *status,
+            "{} {}: {}",
+            outgoing.method,
+            outgoing.target,
+            String::from_utf8_lossy(&received.body)
+        );
+        let id = received
+            .headers
+            .iter()
+            .find(|(name, _)| name == "x-request-id")
+            .map(|(_, value)| value.clone())
+            .unwrap_or_else(|| panic!("{} {} has no x-request-id", outgoing.method, outgoing.target));
+        sent.push((id, outgoing.method.clone(), *route, *status));
+    }
+    let trigger = Outgoing {
+        method: "GET".into(),
+        target: "/__scheduled?cron=*+*+*+*+*".into(),
+        headers: Vec::new(),
+        body: Vec::new(),
+    };
+    assert_eq!(client.send(&trigger).status, 200, "firing the cron trigger");
+
+    let started = Instant::now();
+    let (log, events) = loop {
+        let log = worker.log_text();
+        let events = json_log_lines(&log);
+        let logged = |id: &str| events.iter().any(|e| e["request_id"] == id);
+        let ran = events.iter().any(|e| e["message"] == "scheduled run");
+        if (ran && sent.iter().all(|(id, ..)| logged(id))) || started.elapsed() > Duration::from_secs(30) {
+            break (log, events);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for event in &events {
+        assert!(event["level"].is_string() && event["message"].is_string(), "{event}");
+    }
+    for (id, method, route, status) in &sent {
+        let event = events
+            .iter()
+            .find(|e| e["message"] == "request" && e["request_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("no log line of {method} {route} (id {id}):\n{log}"));
+        assert_eq!(event["method"], method.as_str(), "{event}");
+        assert_eq!(event["route"], *route, "{event}");
+        assert_eq!(event["status"], *status, "{event}");
+        assert!(event["duration_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{event}");
+        assert_eq!(event["level"], "INFO", "{event}");
+    }
+    let ids: std::collections::BTreeSet<&str> = events.iter().filter_map(|e| e["request_id"].as_str()).collect();
+    assert_eq!(ids.len(), events.iter().filter(|e| e["message"] == "request").count(), "request ids repeat:\n{log}");
+    let run =
+        events.iter().find(|e| e["message"] == "scheduled run").unwrap_or_else(|| panic!("no scheduled run:\n{log}"));
+    assert_eq!(
+        (&run["expired_requests"], &run["pending_requests"], &run["skipped"], &run["following"]),
+        (&serde_json::json!(0), &serde_json::json!(1), &serde_json::json!([]), &serde_json::json!(false)),
+        "{run}"
+    );
+    // The path's id is in wrangler's own lines, never in the worker's.
+    assert!(events.iter().all(|e| !e.to_string().contains(unknown_id)), "{log}");
+    for secret in [ADMIN_TOKEN, ALICE] {
+        assert!(!log.contains(secret), "the worker's log carries a token:\n{log}");
     }
 }

@@ -56,7 +56,7 @@
 //! | submit | 1 get (`W`), 1 get_many (`S`, `P`); on a lost race 1 more get (`X`) | 1 batch |
 //! | status | 1 get_many (`W`, `X`) | none |
 //! | admin list | per page of up to [`LIST_PAGE`], at most [`LIST_LIMIT`] in all: 1 scan of `X`, or 1 scan of `Z` of one status and 1 get_many | none |
-//! | tick | 1 get of its cursor; per user visited, at most [`crate::state::wallet::outcome::TICK_USERS`]: 1 scan of `Z` for the user, and for one with due requests a page as below; then per page of up to [`crate::state::wallet::outcome::TICK_PAGE`], at most [`crate::state::wallet::outcome::TICK_ROUNDS`] pages: 1 generation scan, 1 scan of `Z`, 1 get_many | 1 batch per page with expiries; 1 put of the cursor when it moved |
+//! | tick | 1 get of its cursor; per user visited, at most [`crate::state::wallet::outcome::TICK_USERS`]: 1 scan of `Z` for the user, and for one with due requests a page as below; then per page of up to [`crate::state::wallet::outcome::TICK_PAGE`], at most [`crate::state::wallet::outcome::TICK_ROUNDS`] pages: 1 generation scan, 1 scan of `Z`, 1 get_many; then, to count the pending requests, up to [`crate::state::wallet::outcome::PENDING_LIMIT`] / [`crate::state::wallet::outcome::PENDING_PAGE`] scans of the created index | 1 batch per page with expiries; 1 put of the cursor when it moved |
 //! | ingest | `Y` of every outcome choice, prefetched with the batch; 1 get per request found | in the batch |
 //!
 //! The admin list answers at most [`LIST_LIMIT`] requests: created ones by expiry,

@@ -544,6 +544,8 @@ struct Counting {
     inner: MemoryStore,
     scans: Cell<u32>,
     largest_limit: Cell<u32>,
+    /// The limit of every scan, in order.
+    limits: core::cell::RefCell<Vec<u32>>,
 }
 
 impl Store for Counting {
@@ -556,6 +558,7 @@ impl Store for Counting {
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
         self.scans.set(self.scans.get() + 1);
         self.largest_limit.set(self.largest_limit.get().max(scan.limit));
+        self.limits.borrow_mut().push(scan.limit);
         self.inner.scan(scan).await
     }
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
@@ -565,7 +568,12 @@ impl Store for Counting {
 
 #[test]
 fn the_admin_list_reads_in_pages_up_to_its_limit() {
-    let store = Counting { inner: MemoryStore::new(), scans: Cell::new(0), largest_limit: Cell::new(0) };
+    let store = Counting {
+        inner: MemoryStore::new(),
+        scans: Cell::new(0),
+        largest_limit: Cell::new(0),
+        limits: Default::default(),
+    };
     let total = super::LIST_LIMIT as usize + 5;
     for i in 0..total {
         let record = stored_request("alice", &alloc::format!("t-{i:04}"), FAR_FUTURE);
@@ -584,7 +592,12 @@ fn the_admin_list_reads_in_pages_up_to_its_limit() {
 
 #[test]
 fn the_tick_reads_small_pages_and_leaves_what_is_over_its_rounds_to_the_next_tick() {
-    let store = Counting { inner: MemoryStore::new(), scans: Cell::new(0), largest_limit: Cell::new(0) };
+    let store = Counting {
+        inner: MemoryStore::new(),
+        scans: Cell::new(0),
+        largest_limit: Cell::new(0),
+        limits: Default::default(),
+    };
     let per_tick = crate::state::wallet::outcome::TICK_PAGE as usize * crate::state::wallet::outcome::TICK_ROUNDS;
     for i in 0..per_tick + 10 {
         let record = stored_request("alice", &alloc::format!("t-{i:05}"), 1_000);
@@ -592,7 +605,13 @@ fn the_tick_reads_small_pages_and_leaves_what_is_over_its_rounds_to_the_next_tic
     }
     let node = Node::over(store);
     assert_eq!(node.tick().1, json!({"expired_requests": per_tick}));
-    assert!(node.store.largest_limit.get() <= crate::state::wallet::outcome::TICK_PAGE);
+    // Expiry pages are small; only the read-only count of what is pending (at the end)
+    // reads larger ones.
+    use crate::state::wallet::outcome::{PENDING_PAGE, TICK_PAGE};
+    let limits = node.store.limits.take();
+    let expiring = limits.iter().take_while(|limit| **limit != PENDING_PAGE).count();
+    assert!(limits[..expiring].iter().all(|limit| *limit <= TICK_PAGE), "{limits:?}");
+    assert!(limits[expiring..].iter().all(|limit| *limit == PENDING_PAGE), "{limits:?}");
     assert_eq!(node.tick().1, json!({"expired_requests": 10}));
 }
 
@@ -735,4 +754,38 @@ fn the_tick_goes_round_the_users_so_every_ones_due_requests_expire_within_a_few_
         users.iter().filter(|u| created(u)).collect::<Vec<_>>()
     );
     assert!(!node.list("?status=created").1["requests"].as_array().unwrap().is_empty(), "Alice's backlog is left");
+}
+
+#[test]
+fn the_tick_reports_the_requests_still_pending_after_its_expiries() {
+    let node = Node::new();
+    assert_eq!(tick_report(&node).pending_requests, 0);
+    node.submit("alice", &request_body("due", NOW - 1));
+    node.submit("alice", &request_body("later", FAR_FUTURE));
+    node.submit("bob", &request_body("later", FAR_FUTURE));
+    let report = tick_report(&node);
+    assert_eq!((report.expired_requests, report.pending_requests), (1, 2));
+    // Counted for the operator, not answered to the caller.
+    assert_eq!(serde_json::to_value(&report).unwrap(), json!({"expired_requests": 1}));
+    node.now.set(FAR_FUTURE + 1);
+    let report = tick_report(&node);
+    assert_eq!((report.expired_requests, report.pending_requests), (2, 0));
+}
+
+#[test]
+fn the_pending_count_reads_every_page_up_to_its_limit() {
+    use crate::state::wallet::outcome::{PENDING_LIMIT, PENDING_PAGE};
+    let node = Node::new();
+    let over = PENDING_LIMIT + u64::from(PENDING_PAGE) + 5;
+    let mut batch = WriteBatch::new();
+    for i in 0..over {
+        let record = stored_request("alice", &alloc::format!("t-{i:06}"), FAR_FUTURE);
+        batch.put(record.index_key(), record.key());
+        if i == u64::from(PENDING_PAGE) + 2 {
+            node.store.write_now(&batch).unwrap();
+            assert_eq!(tick_report(&node).pending_requests, i + 1);
+        }
+    }
+    node.store.write_now(&batch).unwrap();
+    assert_eq!(tick_report(&node).pending_requests, PENDING_LIMIT);
 }

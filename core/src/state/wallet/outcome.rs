@@ -34,6 +34,12 @@
 //! [`TickReport::skipped`], one line each, and the tick goes on with the others. Each
 //! page moves a cursor past its last entry, so a skipped entry is read once a tick and
 //! never holds up the entries after it.
+//!
+//! Last, the tick counts the requests still created (awaiting the validator, due or
+//! not: [`TickReport::pending_requests`]), for the operator's metrics: entries of the
+//! created index, read in pages of [`PENDING_PAGE`] and counted up to
+//! [`PENDING_LIMIT`], so a tick reads a bounded number of keys however large the
+//! backlog.
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -68,6 +74,10 @@ pub const TICK_PAGE: u32 = 64;
 pub const TICK_ROUNDS: usize = 64;
 /// Users whose queues one tick visits, each for up to [`TICK_PAGE`] due requests.
 pub const TICK_USERS: usize = 64;
+/// Entries of the created index read per page when the tick counts pending requests.
+pub const PENDING_PAGE: u32 = 1024;
+/// The most pending requests a tick counts: a larger backlog is reported as this many.
+pub const PENDING_LIMIT: u64 = 16 * PENDING_PAGE as u64;
 
 fn is_outcome_choice(choice: &str) -> bool {
     matches!(choice, COMPLETE | CANCEL | EXPIRE)
@@ -174,6 +184,10 @@ pub struct TickReport {
     /// not read it, naming it briefly and saying why.
     #[serde(skip)]
     pub skipped: Vec<String>,
+    /// Requests still created after the jobs ran (awaiting the validator), counted up
+    /// to [`PENDING_LIMIT`]; for the operator's metrics, not for the caller.
+    #[serde(skip)]
+    pub pending_requests: u64,
 }
 
 /// Expires every created request whose `expires_at` is before `env.now`, page by page
@@ -196,7 +210,24 @@ pub async fn tick<S: Store>(env: &Env<'_>, store: &S) -> Result<TickReport, Erro
             _ => break,
         }
     }
+    report.pending_requests = count_created(store).await?;
     Ok(report)
+}
+
+/// The entries of the created index, counted up to [`PENDING_LIMIT`].
+async fn count_created<S: Store>(store: &S) -> Result<u64, Error> {
+    let prefix = Status::Created.index_prefix();
+    let mut scan = Scan { end: prefix_end(&prefix), start: prefix, limit: PENDING_PAGE, reverse: false };
+    let mut counted = 0;
+    while counted < PENDING_LIMIT {
+        let page = store.scan(&scan).await?;
+        counted += page.len() as u64;
+        match page.last() {
+            Some((last, _)) if page.len() >= PENDING_PAGE as usize => scan.start = key_after(last),
+            _ => break,
+        }
+    }
+    Ok(counted.min(PENDING_LIMIT))
 }
 
 /// Visits up to [`TICK_USERS`] users' queues from the tick's cursor, round to the
