@@ -216,6 +216,7 @@ fn serve(
             );
         };
         let local = follow::Local::new(Arc::clone(&node), token);
+        let upstream = upstream.counted_in(Arc::clone(node.metrics()));
         follow::spawn_serving(upstream, local, follow::DEFAULT_PAGE_SIZE, poll)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
