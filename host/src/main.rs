@@ -250,6 +250,7 @@ fn serve(
             );
         };
         let local = follow::Local::new(Arc::clone(&node), token);
+        let upstreams = upstreams.into_iter().map(|upstream| upstream.counted_in(Arc::clone(node.metrics()))).collect();
         let public = upstream_token().is_none();
         let options = follow::Options { page_size: follow::DEFAULT_PAGE_SIZE, once: false, poll, agree, public };
         follow::spawn_serving(upstreams, local, &options)?;

@@ -79,6 +79,13 @@ impl std::fmt::Debug for CompactionSource {
     }
 }
 
+/// The labels of a follower's upstream.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UpstreamLabels {
+    /// The upstream's URL as configured (never a token).
+    pub upstream: String,
+}
+
 /// A gauge of seconds, or of a Unix time.
 type Seconds = Gauge<f64, AtomicU64>;
 
@@ -109,6 +116,8 @@ pub struct Metrics {
     follow_lag: Seconds,
     follow_disagreements: Counter,
     follow_position: Seconds,
+    upstream_retries: Family<UpstreamLabels, Counter>,
+    upstream_rate_limited: Family<UpstreamLabels, Counter>,
     jobs_runs: Counter,
     jobs_failures: Counter,
     jobs_skipped: Counter,
@@ -165,6 +174,8 @@ impl Metrics {
             follow_lag: Seconds::default(),
             follow_disagreements: Counter::default(),
             follow_position: Seconds::default(),
+            upstream_retries: Family::default(),
+            upstream_rate_limited: Family::default(),
             jobs_runs: Counter::default(),
             jobs_failures: Counter::default(),
             jobs_skipped: Counter::default(),
@@ -260,6 +271,16 @@ impl Metrics {
             "Record time (Unix time) of the newest update this node holds from its upstream (0: none yet)",
             Unit::Seconds,
             m.follow_position.clone(),
+        );
+        r.register(
+            "follow_upstream_retries",
+            "Requests to an upstream sent again after a passing failure or a 429, by upstream",
+            m.upstream_retries.clone(),
+        );
+        r.register(
+            "follow_upstream_rate_limited",
+            "429 answers of an upstream that the follower waited out, by upstream",
+            m.upstream_rate_limited.clone(),
         );
         r.register("scheduled_job_runs", "Runs of the scheduled jobs that ended", m.jobs_runs.clone());
         r.register(
@@ -448,6 +469,15 @@ impl Metrics {
         self.follow_failures.inc();
     }
 
+    /// A request to the upstream `url` is sent again; `rate_limited`: after a 429.
+    pub fn upstream_retried(&self, url: &str, rate_limited: bool) {
+        let labels = UpstreamLabels { upstream: url.to_owned() };
+        self.upstream_retries.get_or_create(&labels).inc();
+        if rate_limited {
+            self.upstream_rate_limited.get_or_create(&labels).inc();
+        }
+    }
+
     /// The scheduled jobs ran: how many requests they expired and records they skipped.
     pub fn jobs_ran(&self, expired: u64, skipped: usize) {
         self.jobs_runs.inc();
@@ -545,6 +575,19 @@ mod tests {
         std::fs::write(dir.path().join("a"), [0u8; 10]).expect("a file");
         std::fs::write(dir.path().join("inner/b"), [0u8; 32]).expect("a file");
         assert_eq!(directory_bytes(dir.path()), 42);
+    }
+
+    #[test]
+    fn upstream_retries_and_rate_limit_waits_are_counted_by_upstream() {
+        let metrics = Metrics::new();
+        metrics.upstream_retried("https://scan.example", true);
+        metrics.upstream_retried("https://scan.example", false);
+        let text = metrics.render();
+        assert!(
+            text.contains(r#"ledger_node_follow_upstream_retries_total{upstream="https://scan.example"} 2"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"ledger_node_follow_upstream_rate_limited_total{upstream="https://scan.example"} 1"#));
     }
 
     #[test]
