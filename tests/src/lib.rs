@@ -15,11 +15,19 @@
 //! - `tests/component_world.rs` checks the embedded component against `wit/node.wit`.
 //! - `client/` is a TypeScript client generated from the OpenAPI document and run
 //!   against the native node (`client/run`).
+//! - `tests/upstream.rs` holds the follower's link to its upstream (HTTPS, retries,
+//!   rate limits) to its rules, and `tests/scan_simulator.rs` the [`scan_simulator`]
+//!   to the network's forms.
 //! - The `ledger-node-bench` binary is the benchmark's load generator and ceiling
 //!   server.
 //!
 //! This library is what the suites share: where the `ledger-node` binary is and how to
-//! start it ([`binary`], [`ledger_node()`]), and where it serves ([`serving_base`]).
+//! start it ([`binary`], [`ledger_node()`]), and where it serves ([`serving_base`]);
+//! TLS with a CA made at test time ([`tls`]); and a simulator of the network's Scan
+//! over HTTPS ([`scan_simulator`]).
+
+pub mod scan_simulator;
+pub mod tls;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -62,6 +70,7 @@ pub fn ledger_node() -> Command {
         command.env_remove(name);
     }
     command.env_remove(ledger_node_core::follow::UPSTREAM_TOKEN);
+    command.env_remove(ledger_node::follow::Upstream::CA_FILE);
     command.env_remove(ledger_node::logs::FORMAT).env_remove(ledger_node::logs::FILTER);
     command
 }
