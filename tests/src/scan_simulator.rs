@@ -201,7 +201,7 @@ impl Front {
         let n = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(every) = self.options.rate_limit_every
             && every > 0
-            && n % every == 0
+            && n.is_multiple_of(every)
         {
             let seconds = self.options.retry_after_seconds.to_string();
             return tls::answer(429, &[("retry-after", &seconds), ("content-type", "text/plain")], "Too Many Requests");

@@ -34,7 +34,7 @@ use crate::host::{self, Instance, Node};
 mod upstream;
 
 use crate::ingest::{Turns, serve_in_turn};
-pub use upstream::{MAX_ANSWER_BYTES, REQUEST_TIMEOUT, Upstream};
+pub use upstream::{MAX_ANSWER_BYTES, REQUEST_TIMEOUT, RetryPolicy, Upstream};
 
 /// Updates asked for per page unless told otherwise.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
