@@ -114,7 +114,7 @@ pub struct Metrics {
     follow_last_success: Seconds,
     follow_last_caught_up: Seconds,
     follow_lag: Seconds,
-    follow_disagreements: Counter,
+    follow_disagreements: Family<UpstreamLabels, Counter>,
     follow_position: Seconds,
     upstream_retries: Family<UpstreamLabels, Counter>,
     upstream_rate_limited: Family<UpstreamLabels, Counter>,
@@ -172,7 +172,7 @@ impl Metrics {
             follow_last_success: Seconds::default(),
             follow_last_caught_up: Seconds::default(),
             follow_lag: Seconds::default(),
-            follow_disagreements: Counter::default(),
+            follow_disagreements: Family::default(),
             follow_position: Seconds::default(),
             upstream_retries: Family::default(),
             upstream_rate_limited: Family::default(),
@@ -444,8 +444,9 @@ impl Metrics {
         self.ingest_refused.inc();
     }
 
-    /// A follower round ended at Unix time `now` with `report`.
-    pub fn follow_round(&self, report: &Report, now: f64) {
+    /// A follower round that asked `upstreams` (their URLs, in the order the report's
+    /// disagreements index them) ended at Unix time `now` with `report`.
+    pub fn follow_round(&self, report: &Report, upstreams: &[&str], now: f64) {
         self.follow_rounds.inc();
         self.follow_pages.inc_by(u64::from(report.pages));
         self.follow_updates.inc_by(report.summary.applied.update);
@@ -460,8 +461,10 @@ impl Metrics {
         if let (Some(newest), Some(at)) = (report.upstream_record_time.as_deref().and_then(record_seconds), position) {
             self.follow_lag.set((newest - at).max(0.0));
         }
-        let disagreeing: usize = report.disagreements.iter().map(|d| d.upstreams.len()).sum();
-        self.follow_disagreements.inc_by(u64::try_from(disagreeing).unwrap_or(u64::MAX));
+        for index in report.disagreements.iter().flat_map(|d| &d.upstreams) {
+            let upstream = upstreams.get(*index).map_or_else(|| format!("#{index}"), |url| (*url).to_owned());
+            self.follow_disagreements.get_or_create(&UpstreamLabels { upstream }).inc();
+        }
     }
 
     /// A follower round failed.

@@ -35,17 +35,19 @@ impl Node {
     /// Starts a node over a store in `db` with JSON logs and metrics on a port of their
     /// own, and the scheduled jobs off.
     fn start(db: &std::path::Path) -> Node {
-        Node::start_with(db, 0, "jwt-secret-never-logged")
+        Node::start_with(db, 0, "jwt-secret-never-logged", &[])
     }
 
     /// Starts a node over a store in `db` that runs its scheduled jobs every
-    /// `tick_seconds` (0: never) and checks wallet tokens with the HS256 `jwt_secret`.
-    fn start_with(db: &std::path::Path, tick_seconds: u32, jwt_secret: &str) -> Node {
+    /// `tick_seconds` (0: never), checks wallet tokens with the HS256 `jwt_secret`, and
+    /// takes the further `serve` arguments `extra`.
+    fn start_with(db: &std::path::Path, tick_seconds: u32, jwt_secret: &str, extra: &[&str]) -> Node {
         let mut child = ledger_node_tests::ledger_node()
             .args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--tick-seconds"])
             .arg(tick_seconds.to_string())
             .arg("--db")
             .arg(db)
+            .args(extra)
             .env("LEDGER_NODE_ADMIN_TOKEN", ADMIN_TOKEN)
             .env("LEDGER_NODE_JWT_HS256_SECRET", jwt_secret)
             .env("LEDGER_NODE_JWT_MAX_TTL_HOURS", "1000000")
@@ -356,7 +358,7 @@ fn events(lines: &[String]) -> Vec<serde_json::Value> {
 #[test]
 fn the_scheduled_jobs_report_expired_and_pending_wallet_requests_in_metrics_and_log() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let node = Node::start_with(&dir.path().join("node.store"), 1, "test-hs256-secret");
+    let node = Node::start_with(&dir.path().join("node.store"), 1, "test-hs256-secret", &[]);
     let records = concat!(
         r#"{"wallet_user":{"user_id":"alice","party_id":"alice::1220"}}"#,
         "\n",
@@ -412,4 +414,53 @@ fn the_scheduled_jobs_report_expired_and_pending_wallet_requests_in_metrics_and_
     for secret in [ADMIN_TOKEN, token, "test-hs256-secret"] {
         assert!(!log.contains(secret), "the log carries a secret: {log}");
     }
+}
+
+#[test]
+fn a_follower_s_lag_falls_to_zero_once_it_has_caught_up_with_its_upstream() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let upstream = Node::start(&dir.path().join("upstream.store"));
+    let (history, _) = history();
+    send(&upstream, "POST", "/v0/admin/ingest", "/v0/admin/ingest", Some(&history), 200);
+    // The update with the newest record time.
+    let (_, newest) = history
+        .lines()
+        .filter_map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).ok()?;
+            let update = record.get("update")?;
+            Some((update["record_time"].as_str()?.to_owned(), update["update_id"].as_str()?.to_owned()))
+        })
+        .max()
+        .expect("an update in the demo history");
+
+    // No upstream token: the follower reads the upstream's public API only.
+    let follower = Node::start_with(
+        &dir.path().join("follower.store"),
+        0,
+        "jwt-secret-never-logged",
+        &["--upstream", upstream.base.as_str(), "--poll-seconds", "1"],
+    );
+    let started = Instant::now();
+    let samples = loop {
+        let text = agent()
+            .get(format!("{}/metrics", follower.metrics))
+            .call()
+            .expect("GET /metrics")
+            .body_mut()
+            .read_to_string()
+            .expect("the metrics");
+        let samples = samples(&text);
+        if value(&samples, "ledger_node_follow_last_caught_up_timestamp_seconds") > 0.0 {
+            break samples;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the follower did not catch up: {:#?}", follower.lines());
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(value(&samples, "ledger_node_follow_position_record_time_seconds") > 0.0);
+    assert_eq!(value(&samples, "ledger_node_follow_lag_seconds"), 0.0);
+    let held = agent().get(format!("{}/v2/updates/{newest}", follower.base)).call().expect("GET the newest update");
+    assert_eq!(held.status(), 200, "the follower holds the upstream's newest update");
+    assert!(value(&samples, "ledger_node_follow_pages_total") >= 1.0);
+    // One upstream agrees with itself: no upstream is counted as disagreeing.
+    assert!(!samples.iter().any(|(name, _, _)| name == "ledger_node_follow_disagreements_total"));
 }

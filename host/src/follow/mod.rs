@@ -220,7 +220,7 @@ pub async fn run(
                 return Err(e).context("following stopped");
             }
         };
-        log_round(local, &report, started);
+        log_round(upstreams, local, &report, started);
         totals.add(&report.summary);
         progress.round(&totals, &report);
         if report.caught_up {
@@ -248,7 +248,7 @@ pub fn spawn_serving(upstreams: Vec<Upstream>, local: Local, options: &Options) 
                 let started = Instant::now();
                 match follow::sync_all(&upstreams, &local, &limits).await {
                     Ok(report) => {
-                        log_round(&local, &report, started);
+                        log_round(&upstreams, &local, &report, started);
                         if report.caught_up {
                             local.release();
                             tokio::time::sleep(poll).await;
@@ -272,13 +272,16 @@ pub fn spawn_serving(upstreams: Vec<Upstream>, local: Local, options: &Options) 
 }
 
 /// Counts a round of the follower that ended with `report` in the node's metrics, and
-/// logs it.
-fn log_round(local: &Local, report: &Report, started: Instant) {
-    local.node().metrics().follow_round(report, crate::metrics::unix_now());
+/// logs it; `upstreams` are the ones the round asked, which its disagreements name by
+/// index.
+fn log_round(upstreams: &[Upstream], local: &Local, report: &Report, started: Instant) {
+    let urls: Vec<&str> = upstreams.iter().map(Upstream::url).collect();
+    local.node().metrics().follow_round(report, &urls, crate::metrics::unix_now());
     for disagreement in &report.disagreements {
+        let differing: Vec<&str> = disagreement.upstreams.iter().filter_map(|&i| urls.get(i).copied()).collect();
         tracing::warn!(
             request = %disagreement.request,
-            upstreams = ?disagreement.upstreams,
+            upstreams = ?differing,
             update_ids = ?disagreement.update_ids,
             "upstreams disagree; the answer enough of them gave was applied"
         );
