@@ -130,8 +130,7 @@ describe("the sender starts a transfer", () => {
     for (const [where, client] of clients()) {
       const info = await client.get("/registry/metadata/v1/info");
       assert.equal(info.adminId, who.dso, where);
-      assert.equal(info.supportedApis["splice-api-token-transfer-instruction-v1"], 1, `${where}: ${JSON.stringify(info)}`);
-      assert.equal(info.supportedApis["splice-api-token-metadata-v1"], 1, where);
+      assert.equal(info.supportedApis["splice-api-token-metadata-v1"], 1, `${where}: ${JSON.stringify(info)}`);
 
       const list = await client.get("/registry/metadata/v1/instruments", { query: { pageSize: 10 } });
       assert.deepEqual(
@@ -146,6 +145,9 @@ describe("the sender starts a transfer", () => {
       assert.equal(typeof coin.name, "string");
       assert.equal(typeof coin.symbol, "string");
       assert.ok(Object.values(coin.supportedApis).every(Number.isInteger), `${where}: ${JSON.stringify(coin)}`);
+      for (const api of ["splice-api-token-transfer-instruction-v1", "splice-api-token-allocation-v1"]) {
+        assert.equal(coin.supportedApis[api], 1, `${where}: the instrument supports ${api}: ${JSON.stringify(coin)}`);
+      }
     }
   });
 

@@ -553,9 +553,12 @@ impl<W: Write> History<W> {
 
     /// Settles a live allocation: the executor executes its transfer (the locked coin
     /// paid to the receiver) or cancels it, or the sender withdraws it (the locked coin
-    /// back to the sender).
+    /// back to the sender). One live allocation, the last of the list, is always left
+    /// pending (a settlement still waiting for its executor), so that a history holds a
+    /// live allocation to its end.
     pub(super) fn settle_allocation(&mut self) -> io::Result<bool> {
-        let candidates: Vec<usize> = (0..self.allocations.len())
+        let settled = self.allocations.len().saturating_sub(1);
+        let candidates: Vec<usize> = (0..settled)
             .filter(|&i| self.allocations[i].contract.is_home() && self.allocations[i].locked.is_home())
             .collect();
         if candidates.is_empty() {
