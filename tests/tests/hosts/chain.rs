@@ -362,18 +362,17 @@ pub fn follow_stops_on_upstream_errors_with_a_clear_message() {
 pub fn a_conflict_stops_the_follower_and_nothing_after_it_is_applied() {
     let served = served_demo(1_000);
     let (a, history, b_db) = (&served.a, &served.history, &served.b_db);
-    // B holds the history's first 200 updates, the last of them changed.
-    let mut held: Vec<Value> = history.iter().filter(|line| line.get("update").is_some()).take(200).cloned().collect();
+    // B holds the history's first 200 or so updates, up to a transaction, which it holds
+    // changed.
+    let updates: Vec<&Value> = history.iter().filter(|line| line.get("update").is_some()).collect();
+    let last =
+        (199..updates.len()).find(|&i| updates[i]["update"].get("workflow_id").is_some()).expect("a transaction");
+    let mut held: Vec<Value> = updates[..=last].iter().map(|line| (*line).clone()).collect();
     let changed = held.last_mut().expect("an update");
     changed["update"]["workflow_id"] = json!("changed-on-b");
     let changed_id = changed["update"]["update_id"].as_str().expect("an id").to_owned();
-    let next_id = history
-        .iter()
-        .filter_map(|line| line.get("update"))
-        .nth(200)
-        .and_then(|u| u["update_id"].as_str())
-        .expect("a next update")
-        .to_owned();
+    let next_id =
+        updates.get(last + 1).and_then(|u| u["update"]["update_id"].as_str()).expect("a next update").to_owned();
     let held_file = served.dir.path().join("held.ndjson");
     let lines: Vec<String> = held.iter().map(Value::to_string).collect();
     std::fs::write(&held_file, lines.join("\n")).expect("writing B's history");
