@@ -51,7 +51,12 @@ impl Link for Local {
 fuzz_target!(|input: &[u8]| {
     let upstream = Upstream { answers: split_answers(input), next: Cell::new(0) };
     let local = Local(MemoryStore::new());
-    let limits = Limits { page_size: FOLLOW_PAGE_SIZE, max_pages: FOLLOW_MAX_PAGES, pipelined: input.len() % 2 == 1 };
+    let limits = Limits {
+        page_size: FOLLOW_PAGE_SIZE,
+        max_pages: FOLLOW_MAX_PAGES,
+        pipelined: input.len() % 2 == 1,
+        ..Limits::default()
+    };
     if let Err(e) = block_on(follow::sync(&upstream, &local, &limits)) {
         let message = e.to_string();
         for what in ["POST /v2/updates", "POST /v0/backfilling/import-updates", "POST /v0/backfilling/updates-before"] {
