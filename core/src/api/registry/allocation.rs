@@ -73,7 +73,9 @@ use alloc::string::String;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::factory::{self, AdminClaim, amount, bad, extra_args, input_holdings, object, string_map, text};
+use super::factory::{
+    self, AdminClaim, amount, bad, choice_arguments, extra_args, input_holdings, object, request_body, string_map, text,
+};
 use super::{
     Active, ChoiceContext, ContextRequest, EXPIRE_LOCK, EXTERNAL_PARTY_CONFIG_STATE, LockedHolding, OPEN_ROUND,
     two_step_context,
@@ -119,17 +121,8 @@ impl AllocationRequest {
     /// Parses the body at `now` for a node whose coin rules key is `rules_key`; see the
     /// module docs for what is refused.
     pub fn parse(body: &[u8], rules_key: &str, now: Timestamp) -> Result<Self, Error> {
-        if body.iter().all(u8::is_ascii_whitespace) {
-            return Err(bad("request body required: a GetFactoryRequest JSON object with choiceArguments"));
-        }
-        let json = Json::parse(body).map_err(|e| Error::BadRequest(format!("request body is not valid JSON: {e}")))?;
-        let root = json.as_object().ok_or_else(|| bad("request body: expected a JSON object (GetFactoryRequest)"))?;
-        let exclude_debug_fields = match root.get("excludeDebugFields") {
-            None | Some(Json::Null) => false,
-            Some(Json::Bool(b)) => *b,
-            Some(_) => return Err(bad("excludeDebugFields: expected a boolean")),
-        };
-        let arguments = object(root, "choiceArguments", "choiceArguments")?;
+        let json = request_body(body)?;
+        let (arguments, exclude_debug_fields) = choice_arguments(&json)?;
         let expected_admin = text(arguments, "expectedAdmin", "choiceArguments.expectedAdmin")?;
         let allocation = object(arguments, "allocation", "choiceArguments.allocation")?;
         let path = |name: &str| format!("choiceArguments.allocation.{name}");

@@ -113,17 +113,8 @@ impl FactoryRequest {
     /// Parses the body at `now` for a node whose coin rules key is `rules_key`; see the
     /// module docs for what is refused.
     pub fn parse(body: &[u8], rules_key: &str, now: Timestamp) -> Result<Self, Error> {
-        if body.iter().all(u8::is_ascii_whitespace) {
-            return Err(bad("request body required: a GetFactoryRequest JSON object with choiceArguments"));
-        }
-        let json = Json::parse(body).map_err(|e| Error::BadRequest(format!("request body is not valid JSON: {e}")))?;
-        let root = json.as_object().ok_or_else(|| bad("request body: expected a JSON object (GetFactoryRequest)"))?;
-        let exclude_debug_fields = match root.get("excludeDebugFields") {
-            None | Some(Json::Null) => false,
-            Some(Json::Bool(b)) => *b,
-            Some(_) => return Err(bad("excludeDebugFields: expected a boolean")),
-        };
-        let arguments = object(root, "choiceArguments", "choiceArguments")?;
+        let json = request_body(body)?;
+        let (arguments, exclude_debug_fields) = choice_arguments(&json)?;
         let expected_admin = text(arguments, "expectedAdmin", "choiceArguments.expectedAdmin")?;
         let transfer = object(arguments, "transfer", "choiceArguments.transfer")?;
         let field = |name: &str| format!("choiceArguments.transfer.{name}");
@@ -241,6 +232,27 @@ pub(super) fn extra_args(arguments: &Object<'_>, reserved: &[&str]) -> Result<()
         }
         Some(_) => Err(bad("choiceArguments.extraArgs: expected an object")),
     }
+}
+
+/// The JSON document of a `GetFactoryRequest` body: a 400 for an empty body or one
+/// that is not JSON.
+pub(super) fn request_body(body: &[u8]) -> Result<Json<'_>, Error> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(bad("request body required: a GetFactoryRequest JSON object with choiceArguments"));
+    }
+    Json::parse(body).map_err(|e| Error::BadRequest(format!("request body is not valid JSON: {e}")))
+}
+
+/// A `GetFactoryRequest`'s `choiceArguments` object, and whether it asks to leave out
+/// every `debug*` field (`excludeDebugFields`, false when absent or null).
+pub(super) fn choice_arguments<'o, 'a>(json: &'o Json<'a>) -> Result<(&'o Object<'a>, bool), Error> {
+    let root = json.as_object().ok_or_else(|| bad("request body: expected a JSON object (GetFactoryRequest)"))?;
+    let exclude_debug_fields = match root.get("excludeDebugFields") {
+        None | Some(Json::Null) => false,
+        Some(Json::Bool(b)) => *b,
+        Some(_) => return Err(bad("excludeDebugFields: expected a boolean")),
+    };
+    Ok((object(root, "choiceArguments", "choiceArguments")?, exclude_debug_fields))
 }
 
 pub(super) fn bad(message: &str) -> Error {
