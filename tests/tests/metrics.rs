@@ -84,6 +84,12 @@ impl Node {
         }
     }
 
+    /// The metrics, as the node's metrics listener serves them now.
+    fn scrape(&self) -> String {
+        let mut response = agent().get(format!("{}/metrics", self.metrics)).call().expect("GET /metrics");
+        response.body_mut().read_to_string().expect("the metrics")
+    }
+
     /// The log lines written so far.
     fn lines(&self) -> Vec<String> {
         self.log.lock().expect("the log").clone()
@@ -385,13 +391,7 @@ fn the_scheduled_jobs_report_expired_and_pending_wallet_requests_in_metrics_and_
     }
     let started = Instant::now();
     let samples = loop {
-        let text = agent()
-            .get(format!("{}/metrics", node.metrics))
-            .call()
-            .expect("GET /metrics")
-            .body_mut()
-            .read_to_string()
-            .expect("the metrics");
+        let text = node.scrape();
         let samples = samples(&text);
         if value(&samples, "ledger_node_wallet_expired_requests_total") >= 1.0 {
             break samples;
@@ -442,13 +442,7 @@ fn a_follower_s_lag_falls_to_zero_once_it_has_caught_up_with_its_upstream() {
     );
     let started = Instant::now();
     let samples = loop {
-        let text = agent()
-            .get(format!("{}/metrics", follower.metrics))
-            .call()
-            .expect("GET /metrics")
-            .body_mut()
-            .read_to_string()
-            .expect("the metrics");
+        let text = follower.scrape();
         let samples = samples(&text);
         if value(&samples, "ledger_node_follow_last_caught_up_timestamp_seconds") > 0.0 {
             break samples;
