@@ -314,6 +314,15 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 blobs.insert(blob.contract_id, parsed);
             }
         }
+        // Public mode: the parties the page shows, on the synchronizers seen, that this
+        // node holds no hosting of yet are marked to be learned ([`super::hosting`]).
+        let mut seen = Vec::new();
+        if self.public {
+            let mut book = self.hosting.borrow_mut();
+            for item in &items {
+                seen.extend(book.see(&item.update));
+            }
+        }
         let mut batch = String::with_capacity(items.iter().map(|item| item.text.get().len() + 12).sum());
         for item in &mut items {
             let mut filled = false;
@@ -333,7 +342,12 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             }
             batch.push_str("}\n");
         }
-        Ok(batch.into_bytes())
+        let mut batch = batch.into_bytes();
+        for key in &seen {
+            batch.extend(super::hosting::seen_line(key)?);
+            batch.push(b'\n');
+        }
+        Ok(batch)
     }
 }
 

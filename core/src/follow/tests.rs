@@ -514,7 +514,12 @@ fn with_hosting(response: Response, topology: Vec<Hosting>, next: Option<Hosting
 }
 
 fn hosting(party: u32) -> Hosting {
-    Hosting { synchronizer_id: "s9".into(), party_id: format!("p{party:08}"), participant_ids: vec!["n1".into()] }
+    Hosting {
+        synchronizer_id: "s9".into(),
+        party_id: format!("p{party:08}"),
+        participant_ids: vec!["n1".into()],
+        learned_at: None,
+    }
 }
 
 #[test]
