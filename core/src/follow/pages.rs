@@ -105,7 +105,9 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         api: UpdateApi,
     ) -> Result<Vec<Item>, FollowError> {
         let mut texts = self.agreed_texts(path, body, api).await?;
-        if self.public {
+        // A public upstream leaves every label out; a node with export endpoints, only
+        // those of the values it holds undecoded.
+        if self.public || texts.iter().any(|text| super::labels::unlabelled(text.get())) {
             texts = self.labelled(path, body, texts, api).await?;
         }
         let mut line = Vec::new();

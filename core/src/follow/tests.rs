@@ -941,3 +941,131 @@ fn a_context_needing_a_blob_the_upstream_never_disclosed_is_a_503_naming_the_con
         assert_eq!(upstream.call(Method::Post, target, body), follower.call(Method::Post, target, body), "{target}");
     }
 }
+
+/// A link to a node that notes the update ids of every ingest batch it is sent, in
+/// order.
+struct Recording<'a> {
+    node: &'a Node,
+    ids: core::cell::RefCell<Vec<String>>,
+}
+
+impl<'a> Recording<'a> {
+    fn new(node: &'a Node) -> Self {
+        Recording { node, ids: Default::default() }
+    }
+
+    /// The ids noted so far, and forgets them.
+    fn take(&self) -> Vec<String> {
+        self.ids.take()
+    }
+}
+
+impl Link for Recording<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        let response = self.node.answer(request.clone());
+        if request.path == "/v0/admin/ingest"
+            && response.status == 200
+            && let Body::Complete(body) = &request.body
+        {
+            for line in body.split(|b| *b == b'\n').filter(|line| !line.is_empty()) {
+                let record: Value = serde_json::from_slice(line).expect("an ingest line");
+                if let Some(id) = record["update"]["update_id"].as_str() {
+                    self.ids.borrow_mut().push(id.into());
+                }
+            }
+        }
+        Ok(response)
+    }
+}
+
+fn backfilling_complete(node: &Node) -> bool {
+    let (status, body) = node.call(Method::Get, "/v0/backfilling/status", "");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str::<Value>(&body).expect("a status")["complete"].as_bool().expect("complete")
+}
+
+/// `node` with [`earlier`] history and a backfill record for every migration, so that
+/// its history is whole.
+fn whole(node: Node) -> Node {
+    node.ingest(&earlier());
+    node.ingest(&[json!({"backfill": {"migration_id": 1, "complete": true, "import_updates_complete": true}})]);
+    assert!(backfilling_complete(&node));
+    node
+}
+
+#[test]
+fn a_follower_started_at_the_current_migration_takes_its_imports_and_newest_updates_then_backfills_the_rest() {
+    for public in [false, true] {
+        // A public upstream discloses blobs; its newest update is u-ti.
+        let (upstream, newest) = match public {
+            true => (whole(disclosing_upstream()), "u-ti"),
+            false => (whole(upstream()), "u-d"),
+        };
+        let (follower, scan) = (Node::new(), Scan::new(&upstream));
+        let local = Recording::new(&follower);
+        let limits = Limits { start: Start::Current, page_size: 1, max_pages: 1, ..Limits::default() };
+        let step = |limits: &Limits| match public {
+            true => block_on(sync(&scan, &local, limits)).expect("following"),
+            false => block_on(sync(&upstream, &local, limits)).expect("following"),
+        };
+        // The current migration's import updates, one a call, then its newest update.
+        for expected in ["00i1", "00i2", newest] {
+            assert!(!step(&limits).caught_up);
+            assert_eq!(local.take(), [expected], "public: {public}");
+            assert!(!backfilling_complete(&follower), "the history before is not in yet");
+        }
+        // Then the history before it, newest first: the rest of migration 1, then
+        // migration 0 going back from its newest updates, a group whole.
+        let mut calls = 0;
+        let mut backfilled = Vec::new();
+        while !step(&limits).caught_up {
+            backfilled.extend(local.take());
+            calls += 1;
+            assert!(calls < 40, "never caught up");
+        }
+        backfilled.extend(local.take());
+        let position = |id: &str| backfilled.iter().position(|b| b == id).unwrap_or_else(|| panic!("{id} taken"));
+        assert!(position("e-6") < position("u-c") && position("u-c") < position("u-a"), "{backfilled:?}");
+        assert!(position("u-a") < position("e-1"), "{backfilled:?}");
+        assert!(backfilling_complete(&follower), "whole once backfilled");
+        match public {
+            true => assert_same_public(&upstream, &follower),
+            false => assert_same(&upstream, &follower),
+        }
+        assert_eq!(stream_ids(&follower), stream_ids(&upstream));
+    }
+}
+
+#[test]
+fn a_follower_that_holds_updates_goes_on_from_its_position_whatever_its_start() {
+    let upstream = whole(upstream());
+    // Started from genesis and stopped after its first update: started again at the
+    // current migration, it goes on with the stream after it.
+    let follower = Node::new();
+    let local = Recording::new(&follower);
+    let one = Limits { page_size: 1, max_pages: 1, ..Limits::default() };
+    block_on(sync(&upstream, &local, &one)).expect("following");
+    assert_eq!(local.take(), ["e-1"]);
+    block_on(sync(&upstream, &local, &Limits { start: Start::Current, ..one.clone() })).expect("following");
+    assert_eq!(local.take(), ["e-1", "e-2", "e-3", "e-4"], "its last update read again, then the group after it");
+    // Started at the current migration and stopped after its newest update: started
+    // again from genesis, it backfills rather than take the stream from its beginning.
+    let follower = Node::new();
+    let local = Recording::new(&follower);
+    for _ in 0..3 {
+        block_on(sync(&upstream, &local, &Limits { start: Start::Current, ..one.clone() })).expect("following");
+    }
+    assert_eq!(local.take(), ["00i1", "00i2", "u-d"]);
+    block_on(sync(&upstream, &local, &one)).expect("following");
+    assert_eq!(local.take(), ["u-d", "e-6"], "its last update read again, then the newest before it");
+    while !block_on(sync(&upstream, &local, &Limits::default())).expect("following").caught_up {}
+    assert_same(&upstream, &follower);
+}
+
+#[test]
+fn the_start_is_named_current_or_genesis() {
+    assert_eq!("current".parse::<Start>(), Ok(Start::Current));
+    assert_eq!("genesis".parse::<Start>(), Ok(Start::Genesis));
+    assert_eq!(Start::default(), Start::Genesis);
+    assert_eq!("now".parse::<Start>(), Err("the start is `current` or `genesis`, not \"now\"".into()));
+}

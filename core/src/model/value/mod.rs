@@ -249,6 +249,24 @@ impl Value {
         }
     }
 
+    /// Calls `each` with every undecoded value within this one, in the order they are
+    /// written.
+    pub fn each_undecoded<'a>(&'a self, each: &mut impl FnMut(&'a Undecoded)) {
+        match self {
+            Value::Record(record) => record.fields.iter().for_each(|f| f.value.each_undecoded(each)),
+            Value::Variant { value, .. } => value.each_undecoded(each),
+            Value::List(elements) => elements.iter().for_each(|e| e.each_undecoded(each)),
+            Value::Optional(Some(inner)) => inner.each_undecoded(each),
+            Value::TextMap(entries) => entries.iter().for_each(|(_, v)| v.each_undecoded(each)),
+            Value::GenMap(entries) => entries.iter().for_each(|(k, v)| {
+                k.each_undecoded(each);
+                v.each_undecoded(each);
+            }),
+            Value::Undecoded(undecoded) => each(undecoded),
+            _ => {}
+        }
+    }
+
     /// Follows record labels: `payload.lookup(&["round", "number"])` is the value of
     /// field `number` of the record in field `round`, if every step is a record with
     /// that field.
