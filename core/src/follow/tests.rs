@@ -903,16 +903,86 @@ fn without_enough_upstreams_agreeing_the_disputed_update_is_never_applied() {
     assert_eq!(status, 200);
 }
 
+/// What `link` answers `GET target`.
+fn get_from(link: &impl Link, target: &str) -> (u16, String) {
+    let response = block_on(link.send(Request::new(Method::Get, target))).expect("an answer");
+    (response.status, String::from_utf8(response.body).expect("a UTF-8 body"))
+}
+
+/// The reads of update `id` by id, in each version and encoding.
+fn update_reads(id: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    for version in ["v1", "v2"] {
+        for encoding in ["compact_json", "protobuf_json"] {
+            targets.push(format!("/{version}/updates/{id}?daml_value_encoding={encoding}"));
+        }
+    }
+    targets
+}
+
 #[test]
-fn a_compact_rendering_the_upstream_could_not_decode_stops_the_follower_naming_the_value() {
+fn a_value_the_upstream_could_not_decode_is_stored_and_served_in_both_encodings_as_the_upstream_did() {
     let upstream = disclosing_upstream();
+    // The transfer instruction's arguments, as the network renders a value its codec
+    // cannot decode: the fallback object in compact_json, the typed value without
+    // labels in protobuf_json.
     let fallback = Scan {
         node: &upstream,
-        tamper: |body| body.replace(r#""lockedCoin":"locked""#, r#""error":"no codec","value":["locked"]"#),
+        tamper: |body| body.replace(r#""lockedCoin":"locked""#, r#""error":"no codec for ti","value":["locked"]"#),
     };
-    let error = block_on(sync(&fallback, &Node::new(), &Limits::default())).expect_err("a fallback value");
-    assert!(error.to_string().contains("update u-ti: event u-ti:1: create_arguments"), "{error}");
-    assert!(error.to_string().contains("fallback (\"no codec\")"), "{error}");
+    let follower = Node::new();
+    let report = block_on(sync(&fallback, &follower, &Limits::default())).expect("following");
+    assert!(report.caught_up);
+    let compact = "/v2/updates/u-ti?daml_value_encoding=compact_json";
+    let (status, theirs) = get_from(&fallback, compact);
+    assert!(status == 200 && theirs.contains(r#""create_arguments":{"error":"no codec for ti","value":["locked"]}"#));
+    assert_eq!(follower.call(Method::Get, compact, ""), (200, theirs), "compact_json, byte for byte");
+    let protobuf = "/v2/updates/u-ti?daml_value_encoding=protobuf_json";
+    let theirs: Value = serde_json::from_str(&get_from(&fallback, protobuf).1).expect("an update");
+    let value = theirs["events_by_id"]["u-ti:1"]["create_arguments"].to_string();
+    assert_eq!(value, r#"{"record":{"fields":[{"value":{"contractId":"locked"}}]}}"#, "no label");
+    let (status, ours) = follower.call(Method::Get, protobuf, "");
+    assert!(status == 200 && ours.contains(&format!(r#""create_arguments":{value},"#)), "{ours}");
+    // The stream pages show it the same way.
+    for encoding in ["compact_json", "protobuf_json"] {
+        let body = format!(r#"{{"page_size": 1000, "daml_value_encoding": "{encoding}"}}"#);
+        let (_, page) = follower.call(Method::Post, "/v2/updates", &body);
+        let expected =
+            if encoding == "compact_json" { r#"{"error":"no codec for ti","value":["locked"]}"# } else { &value };
+        assert!(page.contains(&format!(r#""create_arguments":{expected},"#)), "{encoding}: {page}");
+    }
+    // Following again finds it unchanged; a follower of the follower, with its token,
+    // serves it as the follower does.
+    let again = block_on(sync(&fallback, &follower, &Limits::default())).expect("following");
+    assert_eq!((again.summary.applied.update, again.summary.unchanged), (0, 1));
+    let second = Node::new();
+    block_on(sync(&follower, &second, &Limits::default())).expect("following a follower");
+    for target in update_reads("u-ti").iter().chain(&update_reads("u-round")) {
+        assert_eq!(follower.call(Method::Get, target, ""), second.call(Method::Get, target, ""), "{target}");
+    }
+}
+
+#[test]
+fn an_undecoded_value_ingested_again_is_unchanged_and_with_another_rendering_a_conflict() {
+    let node = Node::new();
+    let record = |error: &str| {
+        let mut record = update("u-x", 0, "2024-01-01T00:00:01.000000Z", vec![created("u-x", 0, "c-x", None)]);
+        record["update"]["events_by_id"]["u-x:0"]["create_arguments"] = json!({"undecoded": {
+            "protobuf_json": {"record": {"fields": [{"value": {"party": "alice::1220"}}]}},
+            "compact_json": {"error": error, "value": ["alice::1220"]},
+        }});
+        record.to_string()
+    };
+    let (status, body) = node.call(Method::Post, "/v0/admin/ingest", &record("no codec"));
+    assert_eq!(status, 200, "{body}");
+    let (_, compact) = node.call(Method::Get, "/v2/updates/u-x?daml_value_encoding=compact_json", "");
+    assert!(compact.contains(r#""create_arguments":{"error":"no codec","value":["alice::1220"]}"#), "{compact}");
+    let (_, typed) = node.call(Method::Get, "/v2/updates/u-x?daml_value_encoding=protobuf_json", "");
+    assert!(typed.contains(r#""create_arguments":{"record":{"fields":[{"value":{"party":"alice::1220"}}]}}"#));
+    let (status, body) = node.call(Method::Post, "/v0/admin/ingest", &record("no codec"));
+    assert!(status == 200 && body.contains(r#""unchanged":1"#), "{body}");
+    let (status, body) = node.call(Method::Post, "/v0/admin/ingest", &record("another reason"));
+    assert!(status == 409 && body.contains("u-x"), "{body}");
 }
 
 /// A public upstream whose registry serves no choice contexts.
