@@ -121,11 +121,11 @@ impl HostingBook {
         new
     }
 
-    /// The learned hostings held that were learned at or before `before`, oldest
-    /// first, at most `most`.
+    /// The learned hostings held that were learned before `before`, oldest first, at
+    /// most `most`.
     fn due(&self, before: Timestamp, most: usize) -> Vec<HostingKey> {
         let mut due: Vec<(Timestamp, &HostingKey)> =
-            self.held.iter().filter_map(|(key, at)| at.filter(|at| *at <= before).map(|at| (at, key))).collect();
+            self.held.iter().filter_map(|(key, at)| at.filter(|at| *at < before).map(|at| (at, key))).collect();
         due.sort();
         due.into_iter().take(most).map(|(_, key)| key.clone()).collect()
     }
@@ -285,5 +285,6 @@ mod tests {
         assert_eq!(book.see(&transaction("s2", "p2")), [key("s1", "p2"), key("s2", "p1"), key("s2", "p2")]);
         assert!(book.see(&transaction("s2", "p2")).is_empty(), "seen once");
         assert_eq!(book.due(Timestamp::UNIX_EPOCH, 2), [key("s1", "p2"), key("s2", "p1")], "at most 2");
+        assert!(book.due(Timestamp::MIN, 2).is_empty(), "learned before, strictly");
     }
 }

@@ -320,6 +320,6 @@ mod tests {
     fn an_item_with_a_record_field_without_label_is_told_from_one_without() {
         assert!(unlabelled(r#"{"create_arguments":{"record":{"fields":[{"value":{"unit":{}}}]}}}"#));
         assert!(unlabelled(r#"{"fields":[{"label":"a","value":{"unit":{}}},{"value":{"unit":{}}}]}"#));
-        assert!(!unlabelled(r#"{"fields":[{"label":"a","value":{"optional":{"value":{"text":"{"value":"}}}}]}"#));
+        assert!(!unlabelled(r#"{"fields":[{"label":"a","value":{"optional":{"value":{"text":"{\"value\":"}}}}]}"#));
     }
 }

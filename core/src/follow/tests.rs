@@ -1139,3 +1139,150 @@ fn the_start_is_named_current_or_genesis() {
     assert_eq!(Start::default(), Start::Genesis);
     assert_eq!("now".parse::<Start>(), Err("the start is `current` or `genesis`, not \"now\"".into()));
 }
+
+/// A link that counts the hosting lookups (`participant-id` reads) sent through it, by
+/// version, and answers those of `lie_about` with another participant.
+struct Lookups<L> {
+    inner: L,
+    v0: core::cell::Cell<u32>,
+    v1: core::cell::Cell<u32>,
+    lie_about: Option<&'static str>,
+}
+
+impl<L> Lookups<L> {
+    fn new(inner: L) -> Self {
+        Lookups { inner, v0: Default::default(), v1: Default::default(), lie_about: None }
+    }
+
+    /// The v0 and v1 lookups since the last call.
+    fn take(&self) -> (u32, u32) {
+        (self.v0.take(), self.v1.take())
+    }
+}
+
+impl<L: Link> Link for Lookups<L> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path.ends_with("/participant-id") {
+            let counter = if request.path.starts_with("/v0/") { &self.v0 } else { &self.v1 };
+            counter.set(counter.get() + 1);
+            if let Some(party) = self.lie_about
+                && request.path.contains(party)
+            {
+                return Ok(Response::json(200, br#"{"participant_id":"mallory::1220"}"#.to_vec()));
+            }
+        }
+        self.inner.send(request).await
+    }
+}
+
+const GLOBAL: &str = "global-domain::1220aa";
+
+/// [`disclosing_history`] with an update that shows alice and bob, and the hosting of
+/// the DSO party (two participants) and alice; bob is hosted nowhere.
+fn hosting_upstream() -> Node {
+    let node = disclosing_upstream();
+    let mut shown = update("u-h", 1, "2024-01-04T00:00:00.000000Z", vec![created("u-h", 0, "c-h", None)]);
+    shown["update"]["events_by_id"]["u-h:0"]["observers"] = json!(["alice::1220", "bob::1220"]);
+    node.ingest(&[
+        shown,
+        json!({"topology": {"synchronizer_id": GLOBAL, "party_id": "dso::1220", "participant_ids": ["n2", "n3"]}}),
+        json!({"topology": {"synchronizer_id": GLOBAL, "party_id": "alice::1220", "participant_ids": ["n1"]}}),
+    ]);
+    node
+}
+
+/// Asserts that `follower` answers the hosting of every party the history shows as
+/// `upstream` does.
+fn assert_same_hosting(upstream: &Node, follower: &Node) {
+    for party in ["dso::1220", "alice::1220", "bob::1220"] {
+        for version in ["v0", "v1"] {
+            let target = format!("/{version}/domains/{GLOBAL}/parties/{party}/participant-id");
+            assert_eq!(upstream.call(Method::Get, &target, ""), follower.call(Method::Get, &target, ""), "{target}");
+        }
+    }
+}
+
+/// `seconds` after the Unix epoch.
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_micros(seconds * 1_000_000).expect("a time")
+}
+
+#[test]
+fn a_public_follower_learns_the_hosting_of_the_parties_it_sees_and_asks_again_after_its_lifetime() {
+    let upstream = hosting_upstream();
+    let scan = Lookups::new(Scan::new(&upstream));
+    let follower = Node::new();
+    let limits = |now: i64| Limits { now: at(now), ..Limits::default() };
+    let report = block_on(sync(&scan, &follower, &limits(1_000))).expect("following");
+    assert!(report.caught_up);
+    // Three parties seen, on the one synchronizer seen: the DSO party's two
+    // participants asked again of v1, bob's 404 remembered.
+    assert_eq!(scan.take(), (3, 1));
+    assert_same_hosting(&upstream, &follower);
+    let (status, _) = follower.call(Method::Get, &format!("/v0/domains/{GLOBAL}/parties/bob::1220/participant-id"), "");
+    assert_eq!(status, 404);
+    // Within the lifetime nothing is asked again, and a change upstream lags.
+    upstream.ingest(&[
+        json!({"topology": {"synchronizer_id": GLOBAL, "party_id": "alice::1220", "participant_ids": ["n9"]}}),
+        json!({"topology": {"synchronizer_id": GLOBAL, "party_id": "bob::1220", "participant_ids": ["n1"]}}),
+    ]);
+    block_on(sync(&scan, &follower, &limits(1_300))).expect("following");
+    assert_eq!(scan.take(), (0, 0));
+    let alice = format!("/v0/domains/{GLOBAL}/parties/alice::1220/participant-id");
+    assert_eq!(follower.call(Method::Get, &alice, "").1, r#"{"participant_id":"n1"}"#);
+    // Past it, every one is asked again, and the follower answers as the upstream.
+    block_on(sync(&scan, &follower, &limits(1_301))).expect("following");
+    assert_eq!(scan.take(), (3, 1));
+    assert_same_hosting(&upstream, &follower);
+    assert_eq!(follower.call(Method::Get, &alice, "").1, r#"{"participant_id":"n9"}"#);
+}
+
+#[test]
+fn hosting_lookups_are_bounded_per_call_and_the_parties_seen_are_kept_for_the_next() {
+    let upstream = hosting_upstream();
+    let scan = Lookups::new(Scan::new(&upstream));
+    let follower = Node::new();
+    let limits = Limits { hosting_lookups: 1, now: at(1_000), ..Limits::default() };
+    for _ in 0..3 {
+        block_on(sync(&scan, &follower, &limits)).expect("following");
+        assert_eq!(scan.take().0, 1, "one lookup a call");
+    }
+    assert_same_hosting(&upstream, &follower);
+    block_on(sync(&scan, &follower, &limits)).expect("following");
+    assert_eq!(scan.take(), (0, 0), "nothing left to ask");
+}
+
+#[test]
+fn an_upstream_lying_about_a_hosting_is_outvoted_and_reported() {
+    let upstream = hosting_upstream();
+    let mut liar = Lookups::new(Scan::new(&upstream));
+    liar.lie_about = Some("alice");
+    let upstreams = [Lookups::new(Scan::new(&upstream)), liar, Lookups::new(Scan::new(&upstream))];
+    let follower = Node::new();
+    let limits = Limits { agree: Some(2), now: at(1_000), ..Limits::default() };
+    let report = block_on(sync_all(&upstreams, &follower, &limits)).expect("following");
+    assert_same_hosting(&upstream, &follower);
+    let lied: Vec<&Disagreement> = report.disagreements.iter().filter(|d| d.request.contains("alice")).collect();
+    assert_eq!(lied.len(), 1, "{:?}", report.disagreements);
+    assert_eq!(lied[0].upstreams, [1]);
+    // Without a quorum nothing is learned of it.
+    let upstreams = [Lookups::new(Scan::new(&upstream)), upstreams.into_iter().nth(1).expect("the liar")];
+    let follower = Node::new();
+    let error = block_on(sync_all(&upstreams, &follower, &limits)).expect_err("no quorum");
+    assert!(error.to_string().contains("alice::1220/participant-id"), "{error}");
+    let (status, _) =
+        follower.call(Method::Get, &format!("/v1/domains/{GLOBAL}/parties/alice::1220/participant-id"), "");
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn a_follower_with_a_token_copies_learned_hostings_as_they_are() {
+    let upstream = hosting_upstream();
+    let (public, second) = (Node::new(), Node::new());
+    block_on(sync(&Scan::new(&upstream), &public, &Limits { now: at(1_000), ..Limits::default() })).expect("following");
+    block_on(sync(&public, &second, &Limits::default())).expect("following a follower");
+    assert_same_hosting(&upstream, &second);
+    let state = |node: &Node| node.call(Method::Post, "/v0/admin/export/state", "");
+    assert_eq!(state(&public), state(&second));
+    assert!(state(&second).1.contains(r#""learned_at":"1970-01-01T00:16:40.000000Z""#), "{}", state(&second).1);
+}
