@@ -30,7 +30,8 @@
 //! largest it holds of that migration, is not seen by it.
 //!
 //! **Order.** One call: the import updates of the migrations up to the one the stream
-//! position is in; then stream pages, each cut at a change of migration id, the import
+//! position is in (a follower that holds nothing of the stream yet starts where
+//! [`Limits::start`] says, [`Start`]); then stream pages, each cut at a change of migration id, the import
 //! updates of a migration applied before its first stream page; once the stream is
 //! caught up, import updates that arrived late; then, going back from the position, the
 //! history the upstream holds from before the follower's first update of each migration
@@ -38,7 +39,9 @@
 //! network node backfills; then backfill, roll-forward and hosting records that differ
 //! from this node's (a hosting the upstream no longer has is removed). So a follower
 //! applies a history in the order the upstream's ingest did, and once caught up answers
-//! every read but the wallet's as the upstream does.
+//! every read but the wallet's as the upstream does. In public mode every call ends,
+//! whatever its page budget left, by learning the party hostings that are due
+//! (`hosting`).
 //!
 //! **Public mode.** A network's own Scan nodes serve no export endpoints, and their
 //! public API differs from this node's: `protobuf_json` values come without record
@@ -51,10 +54,13 @@
 //! else the page is refused. Import updates and updates-before answer `protobuf_json`
 //! only, so their labels come from `GET /v2/updates/{id}` in `compact_json`, one
 //! request per update. A value the upstream can render in `compact_json` only as its
-//! fallback `{"error": .., "value": ..}` stops the follower naming it: this node stores
-//! labelled values only (such a value is not stored without labels). Blobs, the
-//! migrations and the backfill and roll-forward records come from public endpoints
-//! (`public`). Party hosting is not copied in public mode.
+//! fallback `{"error": .., "value": ..}` is stored as the upstream sent it, its typed
+//! rendering without labels and its fallback, and served back so
+//! ([`crate::model::value::Undecoded`]); a page with a follower's such value, which it
+//! renders without labels in `protobuf_json`, is labelled the same way by a follower
+//! with a token. Blobs, the migrations and the backfill and roll-forward records come
+//! from public endpoints (`public`); party hosting is learned from the upstreams'
+//! `participant-id`, party by party (`hosting`).
 //!
 //! **What differs from a direct ingest in public mode.** Every value, event and update
 //! field is the same but these, which the public API does not carry:
@@ -64,8 +70,10 @@
 //!   blobs does);
 //! - a version-1 transaction's `offset` and a reassignment's `offset` are as this node
 //!   renders them (it stores none; the network gives offsets only in version 1);
-//! - party hosting (`participant-id`) is not learned: those reads answer 404 on a public
-//!   follower.
+//! - party hosting (`participant-id`) is what the follower learned, up to
+//!   [`Limits::hosting_lifetime_seconds`] plus the time between two calls old, for
+//!   the parties it has seen (`hosting`); others answer 404;
+//! - an undecoded value's labels, which no node has.
 //!
 //! **Several upstreams.** [`sync_all`] takes several upstream links; every request goes
 //! to each and what [`Limits::agree`] of them answered alike is applied (`quorum`):
@@ -79,12 +87,13 @@
 //! is it minus the position's record time (caught up: 0), or now minus it for an
 //! upstream that is itself behind.
 //!
-//! **Modules.** This one holds that order (`Follower::run`) and the requests to either
-//! side; `pages` fetches and checks stream pages and makes them ingest batches, with the
-//! blobs the public stream leaves out; `backfill` takes import updates and the history
-//! from before what this node holds; `network` copies the network records; `public`
-//! holds what public mode takes from public endpoints, `labels` the labels, and
-//! `quorum` the agreement of several upstreams.
+//! **Modules.** This one holds that order (`Follower::follow`) and the requests to
+//! either side; `start` where a follower that holds nothing starts; `pages` fetches and
+//! checks stream pages and makes them ingest batches, with the blobs the public stream
+//! leaves out; `backfill` takes import updates and the history from before what this
+//! node holds; `network` copies the network records; `public` holds what public mode
+//! takes from public endpoints, `labels` the labels, `hosting` the hostings it learns,
+//! and `quorum` the agreement of several upstreams.
 
 use alloc::collections::BTreeMap;
 use alloc::format;

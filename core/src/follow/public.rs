@@ -19,7 +19,7 @@
 //!   `POST /v0/backfilling/migration-info`, so `GET /v0/backfilling/status` says
 //!   `complete: true` only once the upstreams' history is whole and this node has
 //!   taken all of it (this runs only after the stream, the import updates and the
-//!   earlier history are in). Party hosting is not copied.
+//!   earlier history are in). Party hosting is learned party by party (`hosting`).
 
 use alloc::collections::BTreeMap;
 use alloc::format;
