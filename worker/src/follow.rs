@@ -204,12 +204,19 @@ mod tests {
     #[test]
     fn the_start_and_the_hosting_lifetime_are_read_with_their_defaults() {
         let url = (UPSTREAM_URL, "https://scan.example/api/scan/");
-        let defaults = read(&[url]).expect("read").expect("configured");
-        assert_eq!(defaults.urls, ["https://scan.example/api/scan"]);
-        assert_eq!((defaults.start, defaults.hosting_lifetime_seconds), (follow::Start::Genesis, 300));
-        let given = read(&[url, (UPSTREAM_START, "current"), (UPSTREAM_HOSTING_LIFETIME, "60")]).expect("read");
-        let given = given.expect("configured");
-        assert_eq!((given.start, given.hosting_lifetime_seconds), (follow::Start::Current, 60));
+        let settings = |start, hosting_lifetime_seconds| {
+            Ok(Some(Settings {
+                urls: vec!["https://scan.example/api/scan".into()],
+                agree: None,
+                start,
+                hosting_lifetime_seconds,
+            }))
+        };
+        assert_eq!(read(&[url]), settings(follow::Start::Genesis, 300));
+        assert_eq!(
+            read(&[url, (UPSTREAM_START, "current"), (UPSTREAM_HOSTING_LIFETIME, "60")]),
+            settings(follow::Start::Current, 60)
+        );
         assert_eq!(read(&[(UPSTREAM_START, "current")]), Ok(None), "no upstream, nothing to follow");
     }
 
