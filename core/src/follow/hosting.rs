@@ -30,6 +30,10 @@
 //!   All the answers of a call are one ingest batch of hosting records with
 //!   `learned_at` = [`super::Limits::now`].
 //!
+//! The hostings this node holds are read at the start of every call in public mode
+//! (its export state's pages of hosting records, 1,000 a page), so that the pairs
+//! already held are not marked again and the due ones are known.
+//!
 //! So a party's hosting answer lags the upstreams' by at most the lifetime plus the
 //! time between two calls, while the hostings due fit the lookups of a call; a
 //! hosting the network records (one without `learned_at`, from ingest or a follower

@@ -177,7 +177,7 @@ fn check_fallback(json: &Json, path: &JsonPath) -> Result<(), PathError> {
 }
 
 /// Whether `compact` is the network's fallback rendering of a value it could not
-/// decode (see [`check_fallback`]).
+/// decode (`{"error": <text>, "value": ..}`, nothing else).
 pub fn is_fallback(compact: &Json) -> bool {
     check_fallback(compact, &JsonPath::new()).is_ok()
 }
