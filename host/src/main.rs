@@ -50,6 +50,8 @@ enum Command {
         /// With --upstream: caught up, ask the upstream again after this many seconds.
         #[arg(long, default_value_t = 5)]
         poll_seconds: u64,
+        #[command(flatten)]
+        following: FollowArgs,
         /// Serve `GET /metrics` (Prometheus) on this address, a listener of its own:
         /// the public port never serves the metrics. Unset: no metrics listener.
         #[arg(long)]
@@ -90,6 +92,8 @@ enum Command {
         /// Updates asked for per page (1 to 1000).
         #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=1000))]
         page_size: u32,
+        #[command(flatten)]
+        following: FollowArgs,
     },
     /// Writes the WebAssembly component this binary runs (the node's whole API, the
     /// `node` world of its WIT) to stdout, for embedding in another host.
@@ -104,6 +108,27 @@ enum Command {
         #[arg(long, default_value_t = ledger_node::demo::DEFAULT_SEED)]
         seed: u64,
     },
+}
+
+/// Where a follower starts and how long it keeps what it learned (`follow`, and `serve`
+/// with `--upstream`).
+#[derive(Debug, Clone, clap::Args)]
+struct FollowArgs {
+    /// Where a follower that holds no update yet starts: `genesis`, every migration from
+    /// the first; or `current`, the upstreams' current migration (its import updates,
+    /// then its newest updates on), its history before backfilled afterwards
+    /// (`GET /v0/backfilling/status` says `complete: false` until then). A follower that
+    /// holds updates (a restart) goes on from where it was, whatever this says.
+    #[arg(long, default_value = "genesis", value_parser = parse_start)]
+    start: follow::Start,
+    /// Public mode: how many seconds a party's hosting learned from the upstreams'
+    /// `participant-id` is kept before it is asked again.
+    #[arg(long = "hosting-lifetime", value_name = "SECONDS", default_value_t = ledger_node_core::follow::DEFAULT_HOSTING_LIFETIME_SECONDS)]
+    hosting_lifetime_seconds: u64,
+}
+
+fn parse_start(text: &str) -> Result<follow::Start, String> {
+    text.parse()
 }
 
 /// What one client may hold, and for how long (`serve`).
@@ -154,17 +179,40 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     ledger_node::logs::init()?;
     match cli.command {
-        Command::Serve { listen, db, memory, tick_seconds, upstream, agree, poll_seconds, metrics_listen, limits } => {
-            let following =
-                (!upstream.is_empty()).then(|| (upstream, agree, std::time::Duration::from_secs(poll_seconds)));
+        Command::Serve {
+            listen,
+            db,
+            memory,
+            tick_seconds,
+            upstream,
+            agree,
+            poll_seconds,
+            following,
+            metrics_listen,
+            limits,
+        } => {
+            let following = (!upstream.is_empty()).then(|| Following {
+                upstreams: upstream,
+                agree,
+                poll: std::time::Duration::from_secs(poll_seconds),
+                args: following,
+            });
             let listeners = Listeners { public: listen, metrics: metrics_listen };
             serve(listeners, db, memory, tick_seconds, following, limits.limits())
         }
         Command::Ingest { db, input } => ingest(&db, &input),
-        Command::Follow { upstream, agree, db, once, poll_seconds, page_size } => {
+        Command::Follow { upstream, agree, db, once, poll_seconds, page_size, following } => {
             let public = upstream_token().is_none();
             let poll = std::time::Duration::from_secs(poll_seconds);
-            let options = follow::Options { page_size, once, poll, agree, public };
+            let options = follow::Options {
+                page_size,
+                once,
+                poll,
+                agree,
+                public,
+                start: following.start,
+                hosting_lifetime_seconds: following.hosting_lifetime_seconds,
+            };
             follow(&upstream, &db, &options)
         }
         Command::Demo { updates, seed } => demo(updates, seed),
@@ -175,6 +223,14 @@ fn main() -> anyhow::Result<()> {
             Ok(out.flush()?)
         }
     }
+}
+
+/// What `serve --upstream` follows, and how.
+struct Following {
+    upstreams: Vec<String>,
+    agree: Option<u32>,
+    poll: std::time::Duration,
+    args: FollowArgs,
 }
 
 /// The addresses `serve` listens on.
@@ -190,7 +246,7 @@ fn serve(
     db: Option<PathBuf>,
     memory: bool,
     tick_seconds: u64,
-    following: Option<(Vec<String>, Option<u32>, std::time::Duration)>,
+    following: Option<Following>,
     limits: server::Limits,
 ) -> anyhow::Result<()> {
     let mut vars = config::from_environment()?;
@@ -219,7 +275,7 @@ fn serve(
     let admin_token =
         vars.iter().find(|(name, _)| name == ledger_node_core::model::config::ADMIN_TOKEN).map(|(_, v)| v.clone());
     let upstreams = match &following {
-        Some((urls, _, _)) => {
+        Some(Following { upstreams: urls, .. }) => {
             let token = upstream_token();
             Some(urls.iter().map(|url| follow::Upstream::new(url, token.clone())).collect::<Result<Vec<_>, _>>()?)
         }
@@ -242,7 +298,7 @@ fn serve(
     if let Some(compaction) = compaction {
         node.metrics().set_compaction_source(compaction);
     }
-    if let (Some(upstreams), Some((_, agree, poll))) = (upstreams, following) {
+    if let (Some(upstreams), Some(Following { agree, poll, args, .. })) = (upstreams, following) {
         let Some(token) = admin_token.filter(|t| !t.is_empty()) else {
             anyhow::bail!(
                 "serve --upstream applies the upstream's pages through this node's admin ingest: set {}",
@@ -252,7 +308,15 @@ fn serve(
         let local = follow::Local::new(Arc::clone(&node), token);
         let upstreams = upstreams.into_iter().map(|upstream| upstream.counted_in(Arc::clone(node.metrics()))).collect();
         let public = upstream_token().is_none();
-        let options = follow::Options { page_size: follow::DEFAULT_PAGE_SIZE, once: false, poll, agree, public };
+        let options = follow::Options {
+            page_size: follow::DEFAULT_PAGE_SIZE,
+            once: false,
+            poll,
+            agree,
+            public,
+            start: args.start,
+            hosting_lifetime_seconds: args.hosting_lifetime_seconds,
+        };
         follow::spawn_serving(upstreams, local, &options)?;
     }
     runtime.block_on(async move {
@@ -423,5 +487,46 @@ fn demo(updates: u64, seed: u64) -> anyhow::Result<()> {
         // A reader that stops early (`ledger-node demo | head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn following(args: &[&str]) -> Result<FollowArgs, String> {
+        let cli = Cli::try_parse_from(args).map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Follow { following, .. } | Command::Serve { following, .. } => Ok(following),
+            other => Err(format!("not a following command: {other:?}")),
+        }
+    }
+
+    #[test]
+    fn follow_and_serve_take_the_start_and_the_hosting_lifetime_with_their_defaults() {
+        for command in [
+            &["ledger-node", "follow", "--upstream", "http://a", "--db", "x"][..],
+            &["ledger-node", "serve", "--memory", "--upstream", "http://a"][..],
+        ] {
+            let defaults = following(command).expect("parsed");
+            assert_eq!((defaults.start, defaults.hosting_lifetime_seconds), (follow::Start::Genesis, 300));
+            let mut args = command.to_vec();
+            args.extend(["--start", "current", "--hosting-lifetime", "60"]);
+            let given = following(&args).expect("parsed");
+            assert_eq!((given.start, given.hosting_lifetime_seconds), (follow::Start::Current, 60));
+            let mut args = command.to_vec();
+            args.extend(["--start", "now"]);
+            let error = following(&args).expect_err("refused");
+            assert!(error.contains("the start is `current` or `genesis`, not \"now\""), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_help_says_a_restarted_follower_goes_on_where_it_was() {
+        use clap::CommandFactory as _;
+        let mut command = Cli::command();
+        let help = command.find_subcommand_mut("follow").expect("follow").render_long_help().to_string();
+        assert!(help.contains("goes on from where it was, whatever this says"), "{help}");
+        assert!(help.contains("--hosting-lifetime <SECONDS>"), "{help}");
     }
 }

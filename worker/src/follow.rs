@@ -10,6 +10,14 @@
 //! store, with an admin token made for the run, so the follower needs no admin token
 //! configured. A run that fails logs why and applied nothing of the page at fault; the
 //! next run resumes from what earlier runs applied.
+//!
+//! Its settings ([`Settings::read`]): `LEDGER_NODE_UPSTREAM_URLS` (comma-separated) or
+//! `LEDGER_NODE_UPSTREAM_URL`, `LEDGER_NODE_UPSTREAM_AGREE`,
+//! `LEDGER_NODE_UPSTREAM_START` (`genesis`, the default, or `current`: where a follower
+//! that holds no update yet starts; one that holds updates goes on from where it was,
+//! whatever it says) and `LEDGER_NODE_UPSTREAM_HOSTING_LIFETIME` (seconds a hosting
+//! learned in public mode is kept, 300 by default). A bad value is an error naming the
+//! variable, logged by the run, and nothing is followed.
 
 use ledger_node_core::follow::{self, Limits, Link, Report};
 use ledger_node_core::{Body, Config, Env, Request, Response};
@@ -32,32 +40,71 @@ pub const UPSTREAM_URLS: &str = follow::UPSTREAM_URLS;
 /// The variable overriding how many upstreams must agree (default f + 1 of n).
 pub const UPSTREAM_AGREE: &str = follow::UPSTREAM_AGREE;
 
+/// The variable choosing where a follower that holds nothing yet starts.
+pub const UPSTREAM_START: &str = follow::UPSTREAM_START;
+/// The variable setting how long a learned hosting is kept, in seconds.
+pub const UPSTREAM_HOSTING_LIFETIME: &str = follow::UPSTREAM_HOSTING_LIFETIME;
+
+/// What the follower is configured to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The upstreams' roots, without a trailing `/`.
+    pub urls: Vec<String>,
+    /// How many must agree (`None`: f + 1 of n).
+    pub agree: Option<u32>,
+    /// Where a follower that holds nothing yet starts.
+    pub start: follow::Start,
+    /// How long a learned hosting is kept, in seconds.
+    pub hosting_lifetime_seconds: u64,
+}
+
+impl Settings {
+    /// The settings `var` gives (a variable unset or empty is `None`); `Ok(None)` when
+    /// no upstream is configured.
+    pub fn read(var: impl Fn(&str) -> Option<String>) -> Result<Option<Settings>, String> {
+        let (name, list) = match var(UPSTREAM_URLS) {
+            Some(list) => (UPSTREAM_URLS, list),
+            None => match var(UPSTREAM_URL) {
+                Some(url) => (UPSTREAM_URL, url),
+                None => return Ok(None),
+            },
+        };
+        let mut urls = Vec::new();
+        for url in list.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+            let url = url.trim_end_matches('/').to_owned();
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(format!("{name} must hold http:// or https:// URLs, not {url:?}"));
+            }
+            urls.push(url);
+        }
+        if urls.is_empty() {
+            return Ok(None);
+        }
+        let agree = match var(UPSTREAM_AGREE) {
+            Some(agree) => {
+                Some(agree.parse::<u32>().map_err(|_| format!("{UPSTREAM_AGREE} must be a number, not {agree:?}"))?)
+            }
+            None => None,
+        };
+        let start = match var(UPSTREAM_START) {
+            Some(start) => start.parse().map_err(|e| format!("{UPSTREAM_START}: {e}"))?,
+            None => follow::Start::Genesis,
+        };
+        let hosting_lifetime_seconds = match var(UPSTREAM_HOSTING_LIFETIME) {
+            Some(seconds) => seconds.parse::<u64>().map_err(|_| {
+                format!("{UPSTREAM_HOSTING_LIFETIME} must be a whole number of seconds, not {seconds:?}")
+            })?,
+            None => follow::DEFAULT_HOSTING_LIFETIME_SECONDS,
+        };
+        Ok(Some(Settings { urls, agree, start, hosting_lifetime_seconds }))
+    }
+}
+
 /// Follows the upstreams for one run, if any is configured: `Ok(None)` when none is.
 pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
     let var = |name: &str| env.var(name).ok().map(|v| v.to_string()).filter(|v| !v.is_empty());
-    let (name, list) = match var(UPSTREAM_URLS) {
-        Some(list) => (UPSTREAM_URLS, list),
-        None => match var(UPSTREAM_URL) {
-            Some(url) => (UPSTREAM_URL, url),
-            None => return Ok(None),
-        },
-    };
-    let mut urls = Vec::new();
-    for url in list.split(',').map(str::trim).filter(|u| !u.is_empty()) {
-        let url = url.trim_end_matches('/').to_owned();
-        if !(url.starts_with("https://") || url.starts_with("http://")) {
-            return Err(format!("{name} must hold http:// or https:// URLs, not {url:?}"));
-        }
-        urls.push(url);
-    }
-    if urls.is_empty() {
+    let Some(Settings { urls, agree, start, hosting_lifetime_seconds }) = Settings::read(var)? else {
         return Ok(None);
-    }
-    let agree = match var(UPSTREAM_AGREE) {
-        Some(agree) => {
-            Some(agree.parse::<u32>().map_err(|_| format!("{UPSTREAM_AGREE} must be a number, not {agree:?}"))?)
-        }
-        None => None,
     };
     let token = env
         .secret(UPSTREAM_TOKEN)
@@ -81,6 +128,10 @@ pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
         agree,
         public,
         names: config.names.clone(),
+        start,
+        now,
+        hosting_lifetime_seconds,
+        hosting_lookups: follow::DEFAULT_HOSTING_LOOKUPS,
     };
     let report = follow::sync_all(&upstreams, &local, &limits).await.map_err(|e| e.to_string());
     if let Some(kv_puts) = store.flush_to_kv() {
@@ -140,4 +191,49 @@ impl Link for Local<'_> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(vars: &[(&str, &str)]) -> Result<Option<Settings>, String> {
+        Settings::read(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned()))
+    }
+
+    #[test]
+    fn the_start_and_the_hosting_lifetime_are_read_with_their_defaults() {
+        let url = (UPSTREAM_URL, "https://scan.example/api/scan/");
+        let settings = |start, hosting_lifetime_seconds| {
+            Ok(Some(Settings {
+                urls: vec!["https://scan.example/api/scan".into()],
+                agree: None,
+                start,
+                hosting_lifetime_seconds,
+            }))
+        };
+        assert_eq!(read(&[url]), settings(follow::Start::Genesis, 300));
+        assert_eq!(
+            read(&[url, (UPSTREAM_START, "current"), (UPSTREAM_HOSTING_LIFETIME, "60")]),
+            settings(follow::Start::Current, 60)
+        );
+        assert_eq!(read(&[(UPSTREAM_START, "current")]), Ok(None), "no upstream, nothing to follow");
+    }
+
+    #[test]
+    fn a_bad_start_or_lifetime_is_an_error_naming_the_variable() {
+        let url = (UPSTREAM_URL, "https://scan.example");
+        assert_eq!(
+            read(&[url, (UPSTREAM_START, "now")]),
+            Err("LEDGER_NODE_UPSTREAM_START: the start is `current` or `genesis`, not \"now\"".into())
+        );
+        assert_eq!(
+            read(&[url, (UPSTREAM_HOSTING_LIFETIME, "5m")]),
+            Err("LEDGER_NODE_UPSTREAM_HOSTING_LIFETIME must be a whole number of seconds, not \"5m\"".into())
+        );
+        assert_eq!(
+            read(&[(UPSTREAM_URLS, "https://a, ftp://b")]),
+            Err("LEDGER_NODE_UPSTREAM_URLS must hold http:// or https:// URLs, not \"ftp://b\"".into())
+        );
+    }
 }

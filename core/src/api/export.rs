@@ -98,8 +98,13 @@ pub struct Hosting {
     pub synchronizer_id: String,
     /// The party.
     pub party_id: String,
-    /// The participants hosting it there.
+    /// The participants hosting it there (empty only for a learned hosting: the party
+    /// is not hosted there).
     pub participant_ids: Vec<String>,
+    /// When it was learned from an upstream, for a hosting a follower learned
+    /// ([`network::Topology`]); absent for one the network records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned_at: Option<String>,
 }
 
 /// A hosting key: where a page of hosting records ends.
@@ -272,8 +277,9 @@ async fn hosting_page<S: Store>(
             let unreadable = || Error::Internal("an unreadable hosting record".into());
             let (synchronizer_id, rest) = key.get(1..).and_then(keys::decode_str).ok_or_else(unreadable)?;
             let (party_id, _) = keys::decode_str(rest).ok_or_else(unreadable)?;
-            let participant_ids: Vec<String> = serde_json::from_slice(value).map_err(|_| unreadable())?;
-            Ok(Hosting { synchronizer_id, party_id, participant_ids })
+            let stored = network::StoredHosting::decode(value)?;
+            let learned_at = stored.learned_at.map(|at| format!("{at}"));
+            Ok(Hosting { synchronizer_id, party_id, participant_ids: stored.participant_ids, learned_at })
         })
         .collect::<Result<Vec<_>, Error>>()?;
     let next = if full { page.last().map(Hosting::key) } else { None };

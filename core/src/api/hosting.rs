@@ -36,9 +36,7 @@ async fn hosting<S: Store>(
     let domain_id = domain_id?;
     let party_id = party_id?;
     let participants: Vec<String> = match store.get(&network::hosting_key(&domain_id, &party_id)).await? {
-        Some(bytes) => {
-            serde_json::from_slice(&bytes).map_err(|e| Error::Internal(format!("an unreadable hosting record: {e}")))?
-        }
+        Some(bytes) => network::StoredHosting::decode(&bytes)?.participant_ids,
         None => Vec::new(),
     };
     if participants.is_empty() {

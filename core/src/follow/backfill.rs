@@ -196,15 +196,15 @@ pub(super) struct MigrationInfo {
     #[serde(default)]
     previous_migration_id: Option<i64>,
     /// The record times it holds, by synchronizer.
-    record_time_range: Vec<SynchronizerRange>,
+    pub(super) record_time_range: Vec<SynchronizerRange>,
 }
 
 /// The earliest and latest record time of a migration's updates on one synchronizer.
 #[derive(serde::Deserialize)]
-struct SynchronizerRange {
-    synchronizer_id: String,
-    min: String,
-    max: String,
+pub(super) struct SynchronizerRange {
+    pub(super) synchronizer_id: String,
+    pub(super) min: String,
+    pub(super) max: String,
 }
 
 /// The migration the walk back goes to after `migration_id`, the upstream's

@@ -15,10 +15,17 @@
 //! label from the compact rendering into the typed one, so the value ingested is the
 //! labelled, typed value a direct ingest holds. Nothing is guessed: the two must have
 //! the same shape at every step (as many fields as entries, as many elements, the same
-//! constructors and keys), a label already present must be the one the compact form
+//! constructors and keys, a text, party, contract id, enum or bool the same, every
+//! other scalar a string), a label already present must be the one the compact form
 //! names, and a mismatch is an error naming the path, so the page is refused whole.
-//! A compact rendering that is the network's fallback object is refused too: this node
-//! stores labelled values only.
+//!
+//! A whole value (a contract's arguments, a choice argument, an exercise result) whose
+//! compact rendering is the network's fallback object and does not fit its typed
+//! rendering is taken as the upstream sent it: an undecoded value
+//! ([`crate::model::value::Undecoded`], whose module names the network's source), its
+//! typed rendering without labels and its fallback kept as they are, never a label
+//! made up. (The shapes above make a fallback fit no typed record: its `value` holds
+//! the whole value again.)
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -35,17 +42,11 @@ pub(super) fn label(typed: &mut Json, compact: &Json, path: &str) -> Result<(), 
     match kind.as_str() {
         "record" => {
             let Some(entries) = compact.as_object() else {
-                if is_fallback(compact) {
-                    return fallback(path, compact);
-                }
                 return mismatch("a record whose compact_json rendering is not an object");
             };
             let fields = body.get_mut("fields").and_then(Json::as_array_mut);
             let count = fields.as_ref().map_or(0, |f| f.len());
             if count != entries.len() {
-                if is_fallback(compact) {
-                    return fallback(path, compact);
-                }
                 return mismatch(&format!(
                     "a record of {count} fields whose compact_json rendering has {} entries",
                     entries.len()
@@ -157,24 +158,61 @@ pub(super) fn label(typed: &mut Json, compact: &Json, path: &str) -> Result<(), 
             }
             Ok(())
         }
-        _ => Ok(()),
+        "text" | "party" | "contractId" => {
+            let text = body.as_str().unwrap_or_default();
+            match compact.as_str() == Some(text) {
+                true => Ok(()),
+                false => mismatch(&format!("{kind} {text:?} is another value in compact_json")),
+            }
+        }
+        "enum" => {
+            let constructor = body.get("constructor").and_then(Json::as_str).unwrap_or_default();
+            match compact.as_str() == Some(constructor) {
+                true => Ok(()),
+                false => mismatch(&format!("enum {constructor:?} is another value in compact_json")),
+            }
+        }
+        "bool" => match compact.as_bool() == Some(body.as_bool().unwrap_or_default()) {
+            true => Ok(()),
+            false => mismatch("a bool that is another value in compact_json"),
+        },
+        "unit" => match compact.as_object().is_some_and(|o| o.is_empty()) {
+            true => Ok(()),
+            false => mismatch("a unit that is not {} in compact_json"),
+        },
+        "int64" if compact.is_number() => Ok(()),
+        _ => match compact.is_string() {
+            true => Ok(()),
+            false => mismatch(&format!("a {kind} that is not a string in compact_json")),
+        },
     }
 }
 
-/// Whether `compact` is the network's fallback rendering of a value it could not
-/// decode: `{"error": <text>, "value": ...}`.
-fn is_fallback(compact: &Json) -> bool {
-    compact
-        .as_object()
-        .is_some_and(|o| o.len() == 2 && o.get("error").is_some_and(Json::is_string) && o.contains_key("value"))
+/// Writes the labels of `compact` into `typed`, a whole value of an event; a value
+/// whose compact rendering is the network's fallback and does not fit becomes an
+/// undecoded value, its two renderings as the upstream sent them.
+fn label_value(typed: &mut Json, compact: &Json, path: &str) -> Result<(), String> {
+    if !crate::model::value::is_fallback(compact) {
+        return label(typed, compact, path);
+    }
+    let mut attempt = typed.clone();
+    if label(&mut attempt, compact, path).is_ok() {
+        *typed = attempt;
+        return Ok(());
+    }
+    let protobuf = core::mem::take(typed);
+    *typed = serde_json::json!({ crate::model::value::UNDECODED: {
+        "protobuf_json": protobuf,
+        "compact_json": compact,
+    }});
+    Ok(())
 }
 
-fn fallback(path: &str, compact: &Json) -> Result<(), String> {
-    let error = compact.get("error").and_then(Json::as_str).unwrap_or_default();
-    Err(format!(
-        "{path}: the upstream renders this value in compact_json only as its fallback ({error:?}), so its record labels \
-         are unknown; this node stores labelled values only"
-    ))
+/// Whether `text`, an update item in `protobuf_json`, holds a record field without its
+/// label: `{"value":` opens no other object of the encoding but an optional's body,
+/// and cannot stand inside a JSON string (its quotes would be escaped).
+pub(super) fn unlabelled(text: &str) -> bool {
+    text.match_indices(r#"{"value":"#).any(|(at, _)| !text[..at].ends_with(r#""optional":"#))
 }
 
 /// Writes the labels of `compact`, an update item in `compact_json`, into `typed`, the
@@ -208,7 +246,7 @@ pub(super) fn label_update(typed: &mut Json, compact: &Json) -> Result<(), Strin
 fn label_event(event: &mut Json, compact: &Json, path: &str) -> Result<(), String> {
     for field in ["create_arguments", "choice_argument", "exercise_result"] {
         match (event.get_mut(field), compact.get(field)) {
-            (Some(typed), Some(value)) => label(typed, value, &format!("{path}: {field}"))?,
+            (Some(typed), Some(value)) => label_value(typed, value, &format!("{path}: {field}"))?,
             (Some(_), None) => return Err(format!("{path}: {field} is not in compact_json")),
             _ => {}
         }
@@ -245,15 +283,43 @@ mod tests {
     }
 
     #[test]
-    fn a_compact_rendering_of_another_shape_or_the_fallback_is_refused_naming_the_path() {
+    fn a_compact_rendering_of_another_shape_is_refused_naming_the_path() {
         let mut typed = json!({"record": {"fields": [{"value": {"record": {"fields": [{"value": {"unit": {}}}]}}}]}});
         let error = label(&mut typed, &json!({"a": {"b": {}, "c": {}}}), "arg").expect_err("a mismatch");
         assert_eq!(error, "arg.a: a record of 1 fields whose compact_json rendering has 2 entries");
-        let fallback = json!({"error": "unknown template", "value": [[{}]]});
-        let error = label(&mut typed, &fallback, "arg").expect_err("the fallback");
-        assert!(error.contains("fallback (\"unknown template\")"), "{error}");
         let mut labelled = json!({"record": {"fields": [{"label": "x", "value": {"unit": {}}}]}});
         let error = label(&mut labelled, &json!({"y": {}}), "arg").expect_err("another label");
         assert_eq!(error, "arg: field \"x\" is named \"y\" in compact_json");
+        let mut text = json!({"record": {"fields": [{"value": {"text": "a"}}]}});
+        let error = label(&mut text, &json!({"t": "b"}), "arg").expect_err("another text");
+        assert_eq!(error, "arg.t: text \"a\" is another value in compact_json");
+    }
+
+    #[test]
+    fn a_fallback_that_does_not_fit_becomes_an_undecoded_value_and_one_that_fits_is_a_record() {
+        // The network's fallback of a record with a text and a number: its value holds
+        // the whole record again, so no labelling fits it.
+        let typed = json!({"record": {"fields": [{"value": {"text": "msg"}}, {"value": {"int64": "1"}}]}});
+        let fallback = json!({"error": "no codec for p:M:T", "value": ["msg", "1"]});
+        let mut value = typed.clone();
+        label_value(&mut value, &fallback, "arg").expect("kept");
+        assert_eq!(value, json!({"undecoded": {"protobuf_json": typed, "compact_json": fallback}}));
+        // A record whose fields are named error and value is labelled as any other.
+        let mut value = typed.clone();
+        label_value(&mut value, &json!({"error": "msg", "value": "1"}), "arg").expect("labelled");
+        assert_eq!(value["record"]["fields"][0]["label"], "error");
+        assert_eq!(value["record"]["fields"][1]["label"], "value");
+        // A scalar result the upstream could not decode.
+        let mut value = json!({"contractId": "c1"});
+        let fallback = json!({"error": "no codec", "value": "c1"});
+        label_value(&mut value, &fallback, "result").expect("kept");
+        assert_eq!(value, json!({"undecoded": {"protobuf_json": {"contractId": "c1"}, "compact_json": fallback}}));
+    }
+
+    #[test]
+    fn an_item_with_a_record_field_without_label_is_told_from_one_without() {
+        assert!(unlabelled(r#"{"create_arguments":{"record":{"fields":[{"value":{"unit":{}}}]}}}"#));
+        assert!(unlabelled(r#"{"fields":[{"label":"a","value":{"unit":{}}},{"value":{"unit":{}}}]}"#));
+        assert!(!unlabelled(r#"{"fields":[{"label":"a","value":{"optional":{"value":{"text":"{\"value\":"}}}}]}"#));
     }
 }

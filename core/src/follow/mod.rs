@@ -30,7 +30,8 @@
 //! largest it holds of that migration, is not seen by it.
 //!
 //! **Order.** One call: the import updates of the migrations up to the one the stream
-//! position is in; then stream pages, each cut at a change of migration id, the import
+//! position is in (a follower that holds nothing of the stream yet starts where
+//! [`Limits::start`] says, [`Start`]); then stream pages, each cut at a change of migration id, the import
 //! updates of a migration applied before its first stream page; once the stream is
 //! caught up, import updates that arrived late; then, going back from the position, the
 //! history the upstream holds from before the follower's first update of each migration
@@ -38,7 +39,9 @@
 //! network node backfills; then backfill, roll-forward and hosting records that differ
 //! from this node's (a hosting the upstream no longer has is removed). So a follower
 //! applies a history in the order the upstream's ingest did, and once caught up answers
-//! every read but the wallet's as the upstream does.
+//! every read but the wallet's as the upstream does. In public mode every call ends,
+//! whatever its page budget left, by learning the party hostings that are due
+//! (`hosting`).
 //!
 //! **Public mode.** A network's own Scan nodes serve no export endpoints, and their
 //! public API differs from this node's: `protobuf_json` values come without record
@@ -51,10 +54,13 @@
 //! else the page is refused. Import updates and updates-before answer `protobuf_json`
 //! only, so their labels come from `GET /v2/updates/{id}` in `compact_json`, one
 //! request per update. A value the upstream can render in `compact_json` only as its
-//! fallback `{"error": .., "value": ..}` stops the follower naming it: this node stores
-//! labelled values only (such a value is not stored without labels). Blobs, the
-//! migrations and the backfill and roll-forward records come from public endpoints
-//! (`public`). Party hosting is not copied in public mode.
+//! fallback `{"error": .., "value": ..}` is stored as the upstream sent it, its typed
+//! rendering without labels and its fallback, and served back so
+//! ([`crate::model::value::Undecoded`]); a page with a follower's such value, which it
+//! renders without labels in `protobuf_json`, is labelled the same way by a follower
+//! with a token. Blobs, the migrations and the backfill and roll-forward records come
+//! from public endpoints (`public`); party hosting is learned from the upstreams'
+//! `participant-id`, party by party (`hosting`).
 //!
 //! **What differs from a direct ingest in public mode.** Every value, event and update
 //! field is the same but these, which the public API does not carry:
@@ -64,8 +70,10 @@
 //!   blobs does);
 //! - a version-1 transaction's `offset` and a reassignment's `offset` are as this node
 //!   renders them (it stores none; the network gives offsets only in version 1);
-//! - party hosting (`participant-id`) is not learned: those reads answer 404 on a public
-//!   follower.
+//! - party hosting (`participant-id`) is what the follower learned, up to
+//!   [`Limits::hosting_lifetime_seconds`] plus the time between two calls old, for
+//!   the parties it has seen (`hosting`); others answer 404;
+//! - an undecoded value's labels, which no node has.
 //!
 //! **Several upstreams.** [`sync_all`] takes several upstream links; every request goes
 //! to each and what [`Limits::agree`] of them answered alike is applied (`quorum`):
@@ -79,12 +87,13 @@
 //! is it minus the position's record time (caught up: 0), or now minus it for an
 //! upstream that is itself behind.
 //!
-//! **Modules.** This one holds that order (`Follower::run`) and the requests to either
-//! side; `pages` fetches and checks stream pages and makes them ingest batches, with the
-//! blobs the public stream leaves out; `backfill` takes import updates and the history
-//! from before what this node holds; `network` copies the network records; `public`
-//! holds what public mode takes from public endpoints, `labels` the labels, and
-//! `quorum` the agreement of several upstreams.
+//! **Modules.** This one holds that order (`Follower::follow`) and the requests to
+//! either side; `start` where a follower that holds nothing starts; `pages` fetches and
+//! checks stream pages and makes them ingest batches, with the blobs the public stream
+//! leaves out; `backfill` takes import updates and the history from before what this
+//! node holds; `network` copies the network records; `public` holds what public mode
+//! takes from public endpoints, `labels` the labels, `hosting` the hostings it learns,
+//! and `quorum` the agreement of several upstreams.
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -101,14 +110,17 @@ use crate::api::export::{HostingKey, Position, State};
 use crate::api::http::{Body, Method, Request, Response};
 use crate::ingest::Summary;
 use crate::model::config::Names;
+use crate::model::time::Timestamp;
 use crate::storage::exec::join;
 
 mod backfill;
+mod hosting;
 mod labels;
 mod network;
 mod pages;
 mod public;
 mod quorum;
+mod start;
 #[cfg(test)]
 mod tests;
 
@@ -122,8 +134,21 @@ pub const UPSTREAM_URLS: &str = "LEDGER_NODE_UPSTREAM_URLS";
 pub const UPSTREAM_TOKEN: &str = "LEDGER_NODE_UPSTREAM_TOKEN";
 /// The variable overriding how many upstreams must agree ([`Limits::agree`]).
 pub const UPSTREAM_AGREE: &str = "LEDGER_NODE_UPSTREAM_AGREE";
+/// The variable choosing where a follower that holds nothing yet starts ([`Start`]:
+/// `current` or `genesis`, the default); the native commands take `--start`.
+pub const UPSTREAM_START: &str = "LEDGER_NODE_UPSTREAM_START";
+/// The variable setting how long, in seconds, a hosting learned from the upstreams is
+/// kept before it is asked again ([`Limits::hosting_lifetime_seconds`]); the native
+/// commands take `--hosting-lifetime`.
+pub const UPSTREAM_HOSTING_LIFETIME: &str = "LEDGER_NODE_UPSTREAM_HOSTING_LIFETIME";
+
+/// How long a learned hosting is kept by default, in seconds.
+pub const DEFAULT_HOSTING_LIFETIME_SECONDS: u64 = 300;
+/// Most hosting lookups one call of [`sync`] makes by default.
+pub const DEFAULT_HOSTING_LOOKUPS: u32 = 100;
 
 pub use quorum::{Disagreement, default_agree};
+pub use start::Start;
 
 /// One side of the follower: sends a request to a node and returns its response.
 ///
@@ -158,6 +183,16 @@ pub struct Limits {
     pub public: bool,
     /// The upstream network's names, which spell the paths of its coin rules.
     pub names: Names,
+    /// Where a follower that holds no update of the stream yet starts; one that holds
+    /// one goes on from its position whatever this says.
+    pub start: Start,
+    /// Now: when the hostings learned in this call are learned, and what decides which
+    /// learned ones are old enough to ask again (public mode).
+    pub now: Timestamp,
+    /// How long a learned hosting is kept before it is asked again, in seconds.
+    pub hosting_lifetime_seconds: u64,
+    /// Most hosting lookups (each asked of every upstream) one call makes.
+    pub hosting_lookups: u32,
 }
 
 impl Default for Limits {
@@ -169,6 +204,10 @@ impl Default for Limits {
             agree: None,
             public: false,
             names: crate::model::config::Config::default().names,
+            start: Start::Genesis,
+            now: Timestamp::UNIX_EPOCH,
+            hosting_lifetime_seconds: DEFAULT_HOSTING_LIFETIME_SECONDS,
+            hosting_lookups: DEFAULT_HOSTING_LOOKUPS,
         }
     }
 }
@@ -241,6 +280,7 @@ pub async fn sync_all<U: Link, L: Link>(upstreams: &[U], local: &L, limits: &Lim
         noted: RefCell::new(Vec::new()),
         newest: RefCell::new(None),
         blobs: RefCell::new(BTreeMap::new()),
+        hosting: RefCell::new(hosting::HostingBook::default()),
     };
     let outcome = follower.run().await;
     let noted = follower.noted.take();
@@ -293,16 +333,33 @@ struct Follower<'a, U, L> {
     newest: RefCell<Option<String>>,
     /// Public mode: the blobs the upstreams disclosed, by contract id.
     blobs: RefCell<BTreeMap<String, crate::model::update::Blob>>,
+    /// Public mode: the hostings this node holds, and the parties it has seen.
+    hosting: RefCell<hosting::HostingBook>,
 }
 
 impl<U: Link, L: Link> Follower<'_, U, L> {
+    /// Follows (see [`Follower::follow`]), then, in public mode, learns the hostings
+    /// that are due, whatever the page budget left.
     async fn run(&mut self) -> Result<(), FollowError> {
+        self.follow().await?;
+        if self.public {
+            self.learn_hosting().await?;
+        }
+        Ok(())
+    }
+
+    /// The updates and network records, in the order of the module docs, within the
+    /// page budget.
+    async fn follow(&mut self) -> Result<(), FollowError> {
         let upstream_state = match self.public {
             true => None,
             false => self.upstream_state().await?,
         };
         self.public = upstream_state.is_none();
         let local_state = self.state(Side::Local, None).await?;
+        if self.public {
+            self.load_hosting(&local_state).await?;
+        }
         self.report.position = local_state.stream_position.clone();
         self.imported = local_state.import_updates.iter().map(|i| (i.migration_id, i.last_update_id.clone())).collect();
         // The import updates by migration, up to the last id when the upstream says it
@@ -324,8 +381,20 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         // unchanged, or refuses an update of it that differs from the one held, and
         // takes updates the upstream added to it since. While pages are applied here,
         // the next ones are fetched and prepared; pipelined, two are applied at once.
+        // A follower that holds nothing of the stream yet starts where `start` says.
         let depth = if self.limits.pipelined { 2 } else { 1 };
-        let after = self.report.position.as_ref().map(Position::at_group);
+        let mut after = self.report.position.as_ref().map(Position::at_group);
+        if after.is_none()
+            && self.limits.start == Start::Current
+            && let Some((migration_id, from)) = self.current_start().await?
+        {
+            let last = upstream_imports.iter().find(|(m, _)| *m == migration_id).and_then(|(_, last)| last.clone());
+            if !self.imports(migration_id, last.as_deref()).await? {
+                return Ok(());
+            }
+            current = Some(migration_id);
+            after = Some(from);
+        }
         let mut ready = self.prepare_pages(after, depth).await?;
         while let Some(migration_id) = ready.first().map(|page| page.migration_id) {
             if self.report.pages >= self.limits.max_pages {

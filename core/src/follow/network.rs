@@ -54,9 +54,8 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 // Held with the same participants: nothing to do.
                 (Some(hosting), Some(held)) if hosting == held => {}
                 (Some(hosting), _) => lines.push(record_line("topology", &hosting)?),
-                (None, Some(held)) => {
-                    lines.push(record_line("topology", &Hosting { participant_ids: Vec::new(), ..held })?)
-                }
+                (None, Some(held)) => lines
+                    .push(record_line("topology", &Hosting { participant_ids: Vec::new(), learned_at: None, ..held })?),
                 (None, None) => {}
             }
         }

@@ -105,7 +105,9 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         api: UpdateApi,
     ) -> Result<Vec<Item>, FollowError> {
         let mut texts = self.agreed_texts(path, body, api).await?;
-        if self.public {
+        // A public upstream leaves every label out; a node with export endpoints, only
+        // those of the values it holds undecoded.
+        if self.public || texts.iter().any(|text| super::labels::unlabelled(text.get())) {
             texts = self.labelled(path, body, texts, api).await?;
         }
         let mut line = Vec::new();
@@ -314,6 +316,15 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 blobs.insert(blob.contract_id, parsed);
             }
         }
+        // Public mode: the parties the page shows, on the synchronizers seen, that this
+        // node holds no hosting of yet are marked to be learned ([`super::hosting`]).
+        let mut seen = Vec::new();
+        if self.public {
+            let mut book = self.hosting.borrow_mut();
+            for item in &items {
+                seen.extend(book.see(&item.update));
+            }
+        }
         let mut batch = String::with_capacity(items.iter().map(|item| item.text.get().len() + 12).sum());
         for item in &mut items {
             let mut filled = false;
@@ -333,7 +344,12 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             }
             batch.push_str("}\n");
         }
-        Ok(batch.into_bytes())
+        let mut batch = batch.into_bytes();
+        for key in &seen {
+            batch.extend(super::hosting::seen_line(key)?);
+            batch.push(b'\n');
+        }
+        Ok(batch)
     }
 }
 

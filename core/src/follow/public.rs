@@ -19,7 +19,7 @@
 //!   `POST /v0/backfilling/migration-info`, so `GET /v0/backfilling/status` says
 //!   `complete: true` only once the upstreams' history is whole and this node has
 //!   taken all of it (this runs only after the stream, the import updates and the
-//!   earlier history are in). Party hosting is not copied.
+//!   earlier history are in). Party hosting is learned party by party (`hosting`).
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -72,7 +72,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
                 let path = if name == names.transfer_instruction {
                     format!("/registry/transfer-instruction/v2/{}/choice-contexts/accept", created.contract_id)
                 } else if name.ends_with(":TransferPreapproval")
-                    && let Some(receiver) = created.create_arguments.get("receiver").and_then(|v| v.as_party())
+                    && let Some(receiver) = created.create_arguments.lookup(&["receiver"]).and_then(|v| v.as_party())
                 {
                     format!("/v0/transfer-preapprovals/by-party/{receiver}")
                 } else {

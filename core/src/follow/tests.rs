@@ -514,7 +514,12 @@ fn with_hosting(response: Response, topology: Vec<Hosting>, next: Option<Hosting
 }
 
 fn hosting(party: u32) -> Hosting {
-    Hosting { synchronizer_id: "s9".into(), party_id: format!("p{party:08}"), participant_ids: vec!["n1".into()] }
+    Hosting {
+        synchronizer_id: "s9".into(),
+        party_id: format!("p{party:08}"),
+        participant_ids: vec!["n1".into()],
+        learned_at: None,
+    }
 }
 
 #[test]
@@ -898,16 +903,86 @@ fn without_enough_upstreams_agreeing_the_disputed_update_is_never_applied() {
     assert_eq!(status, 200);
 }
 
+/// What `link` answers `GET target`.
+fn get_from(link: &impl Link, target: &str) -> (u16, String) {
+    let response = block_on(link.send(Request::new(Method::Get, target))).expect("an answer");
+    (response.status, String::from_utf8(response.body).expect("a UTF-8 body"))
+}
+
+/// The reads of update `id` by id, in each version and encoding.
+fn update_reads(id: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    for version in ["v1", "v2"] {
+        for encoding in ["compact_json", "protobuf_json"] {
+            targets.push(format!("/{version}/updates/{id}?daml_value_encoding={encoding}"));
+        }
+    }
+    targets
+}
+
 #[test]
-fn a_compact_rendering_the_upstream_could_not_decode_stops_the_follower_naming_the_value() {
+fn a_value_the_upstream_could_not_decode_is_stored_and_served_in_both_encodings_as_the_upstream_did() {
     let upstream = disclosing_upstream();
+    // The transfer instruction's arguments, as the network renders a value its codec
+    // cannot decode: the fallback object in compact_json, the typed value without
+    // labels in protobuf_json.
     let fallback = Scan {
         node: &upstream,
-        tamper: |body| body.replace(r#""lockedCoin":"locked""#, r#""error":"no codec","value":["locked"]"#),
+        tamper: |body| body.replace(r#""lockedCoin":"locked""#, r#""error":"no codec for ti","value":["locked"]"#),
     };
-    let error = block_on(sync(&fallback, &Node::new(), &Limits::default())).expect_err("a fallback value");
-    assert!(error.to_string().contains("update u-ti: event u-ti:1: create_arguments"), "{error}");
-    assert!(error.to_string().contains("fallback (\"no codec\")"), "{error}");
+    let follower = Node::new();
+    let report = block_on(sync(&fallback, &follower, &Limits::default())).expect("following");
+    assert!(report.caught_up);
+    let compact = "/v2/updates/u-ti?daml_value_encoding=compact_json";
+    let (status, theirs) = get_from(&fallback, compact);
+    assert!(status == 200 && theirs.contains(r#""create_arguments":{"error":"no codec for ti","value":["locked"]}"#));
+    assert_eq!(follower.call(Method::Get, compact, ""), (200, theirs), "compact_json, byte for byte");
+    let protobuf = "/v2/updates/u-ti?daml_value_encoding=protobuf_json";
+    let theirs: Value = serde_json::from_str(&get_from(&fallback, protobuf).1).expect("an update");
+    let value = theirs["events_by_id"]["u-ti:1"]["create_arguments"].to_string();
+    assert_eq!(value, r#"{"record":{"fields":[{"value":{"contractId":"locked"}}]}}"#, "no label");
+    let (status, ours) = follower.call(Method::Get, protobuf, "");
+    assert!(status == 200 && ours.contains(&format!(r#""create_arguments":{value},"#)), "{ours}");
+    // The stream pages show it the same way.
+    for encoding in ["compact_json", "protobuf_json"] {
+        let body = format!(r#"{{"page_size": 1000, "daml_value_encoding": "{encoding}"}}"#);
+        let (_, page) = follower.call(Method::Post, "/v2/updates", &body);
+        let expected =
+            if encoding == "compact_json" { r#"{"error":"no codec for ti","value":["locked"]}"# } else { &value };
+        assert!(page.contains(&format!(r#""create_arguments":{expected},"#)), "{encoding}: {page}");
+    }
+    // Following again finds it unchanged; a follower of the follower, with its token,
+    // serves it as the follower does.
+    let again = block_on(sync(&fallback, &follower, &Limits::default())).expect("following");
+    assert_eq!((again.summary.applied.update, again.summary.unchanged), (0, 1));
+    let second = Node::new();
+    block_on(sync(&follower, &second, &Limits::default())).expect("following a follower");
+    for target in update_reads("u-ti").iter().chain(&update_reads("u-round")) {
+        assert_eq!(follower.call(Method::Get, target, ""), second.call(Method::Get, target, ""), "{target}");
+    }
+}
+
+#[test]
+fn an_undecoded_value_ingested_again_is_unchanged_and_with_another_rendering_a_conflict() {
+    let node = Node::new();
+    let record = |error: &str| {
+        let mut record = update("u-x", 0, "2024-01-01T00:00:01.000000Z", vec![created("u-x", 0, "c-x", None)]);
+        record["update"]["events_by_id"]["u-x:0"]["create_arguments"] = json!({"undecoded": {
+            "protobuf_json": {"record": {"fields": [{"value": {"party": "alice::1220"}}]}},
+            "compact_json": {"error": error, "value": ["alice::1220"]},
+        }});
+        record.to_string()
+    };
+    let (status, body) = node.call(Method::Post, "/v0/admin/ingest", &record("no codec"));
+    assert_eq!(status, 200, "{body}");
+    let (_, compact) = node.call(Method::Get, "/v2/updates/u-x?daml_value_encoding=compact_json", "");
+    assert!(compact.contains(r#""create_arguments":{"error":"no codec","value":["alice::1220"]}"#), "{compact}");
+    let (_, typed) = node.call(Method::Get, "/v2/updates/u-x?daml_value_encoding=protobuf_json", "");
+    assert!(typed.contains(r#""create_arguments":{"record":{"fields":[{"value":{"party":"alice::1220"}}]}}"#));
+    let (status, body) = node.call(Method::Post, "/v0/admin/ingest", &record("no codec"));
+    assert!(status == 200 && body.contains(r#""unchanged":1"#), "{body}");
+    let (status, body) = node.call(Method::Post, "/v0/admin/ingest", &record("another reason"));
+    assert!(status == 409 && body.contains("u-x"), "{body}");
 }
 
 /// A public upstream whose registry serves no choice contexts.
@@ -935,4 +1010,279 @@ fn a_context_needing_a_blob_the_upstream_never_disclosed_is_a_503_naming_the_con
     for (target, body) in [("/v0/coin-rules", "{}"), ("/v0/open-and-issuing-mining-rounds", ROUNDS)] {
         assert_eq!(upstream.call(Method::Post, target, body), follower.call(Method::Post, target, body), "{target}");
     }
+}
+
+/// A link to a node that notes the update ids of every ingest batch it is sent, in
+/// order.
+struct Recording<'a> {
+    node: &'a Node,
+    ids: core::cell::RefCell<Vec<String>>,
+}
+
+impl<'a> Recording<'a> {
+    fn new(node: &'a Node) -> Self {
+        Recording { node, ids: Default::default() }
+    }
+
+    /// The ids noted so far, and forgets them.
+    fn take(&self) -> Vec<String> {
+        self.ids.take()
+    }
+}
+
+impl Link for Recording<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        let response = self.node.answer(request.clone());
+        if request.path == "/v0/admin/ingest"
+            && response.status == 200
+            && let Body::Complete(body) = &request.body
+        {
+            for line in body.split(|b| *b == b'\n').filter(|line| !line.is_empty()) {
+                let record: Value = serde_json::from_slice(line).expect("an ingest line");
+                if let Some(id) = record["update"]["update_id"].as_str() {
+                    self.ids.borrow_mut().push(id.into());
+                }
+            }
+        }
+        Ok(response)
+    }
+}
+
+fn backfilling_complete(node: &Node) -> bool {
+    let (status, body) = node.call(Method::Get, "/v0/backfilling/status", "");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str::<Value>(&body).expect("a status")["complete"].as_bool().expect("complete")
+}
+
+/// `node` with [`earlier`] history and a backfill record for every migration, so that
+/// its history is whole.
+fn whole(node: Node) -> Node {
+    node.ingest(&earlier());
+    node.ingest(&[json!({"backfill": {"migration_id": 1, "complete": true, "import_updates_complete": true}})]);
+    assert!(backfilling_complete(&node));
+    node
+}
+
+#[test]
+fn a_follower_started_at_the_current_migration_takes_its_imports_and_newest_updates_then_backfills_the_rest() {
+    for public in [false, true] {
+        // A public upstream discloses blobs; its newest update is u-ti.
+        let (upstream, newest) = match public {
+            true => (whole(disclosing_upstream()), "u-ti"),
+            false => (whole(upstream()), "u-d"),
+        };
+        let (follower, scan) = (Node::new(), Scan::new(&upstream));
+        let local = Recording::new(&follower);
+        let limits = Limits { start: Start::Current, page_size: 1, max_pages: 1, ..Limits::default() };
+        let step = |limits: &Limits| match public {
+            true => block_on(sync(&scan, &local, limits)).expect("following"),
+            false => block_on(sync(&upstream, &local, limits)).expect("following"),
+        };
+        // The current migration's import updates, one a call, then its newest update.
+        for expected in ["00i1", "00i2", newest] {
+            assert!(!step(&limits).caught_up);
+            assert_eq!(local.take(), [expected], "public: {public}");
+            assert!(!backfilling_complete(&follower), "the history before is not in yet");
+        }
+        // Then the history before it, newest first: the rest of migration 1, then
+        // migration 0 going back from its newest updates, a group whole.
+        let mut calls = 0;
+        let mut backfilled = Vec::new();
+        while !step(&limits).caught_up {
+            backfilled.extend(local.take());
+            calls += 1;
+            assert!(calls < 40, "never caught up");
+        }
+        backfilled.extend(local.take());
+        let position = |id: &str| backfilled.iter().position(|b| b == id).unwrap_or_else(|| panic!("{id} taken"));
+        assert!(position("e-6") < position("u-c") && position("u-c") < position("u-a"), "{backfilled:?}");
+        assert!(position("u-a") < position("e-1"), "{backfilled:?}");
+        assert!(backfilling_complete(&follower), "whole once backfilled");
+        match public {
+            true => assert_same_public(&upstream, &follower),
+            false => assert_same(&upstream, &follower),
+        }
+        assert_eq!(stream_ids(&follower), stream_ids(&upstream));
+    }
+}
+
+#[test]
+fn a_follower_that_holds_updates_goes_on_from_its_position_whatever_its_start() {
+    let upstream = whole(upstream());
+    // Started from genesis and stopped after its first update: started again at the
+    // current migration, it goes on with the stream after it.
+    let follower = Node::new();
+    let local = Recording::new(&follower);
+    let one = Limits { page_size: 1, max_pages: 1, ..Limits::default() };
+    block_on(sync(&upstream, &local, &one)).expect("following");
+    assert_eq!(local.take(), ["e-1"]);
+    block_on(sync(&upstream, &local, &Limits { start: Start::Current, ..one.clone() })).expect("following");
+    assert_eq!(local.take(), ["e-1", "e-2", "e-3", "e-4"], "its last update read again, then the group after it");
+    // Started at the current migration and stopped after its newest update: started
+    // again from genesis, it backfills rather than take the stream from its beginning.
+    let follower = Node::new();
+    let local = Recording::new(&follower);
+    for _ in 0..3 {
+        block_on(sync(&upstream, &local, &Limits { start: Start::Current, ..one.clone() })).expect("following");
+    }
+    assert_eq!(local.take(), ["00i1", "00i2", "u-d"]);
+    block_on(sync(&upstream, &local, &one)).expect("following");
+    assert_eq!(local.take(), ["u-d", "e-6"], "its last update read again, then the newest before it");
+    while !block_on(sync(&upstream, &local, &Limits::default())).expect("following").caught_up {}
+    assert_same(&upstream, &follower);
+}
+
+#[test]
+fn the_start_is_named_current_or_genesis() {
+    assert_eq!("current".parse::<Start>(), Ok(Start::Current));
+    assert_eq!("genesis".parse::<Start>(), Ok(Start::Genesis));
+    assert_eq!(Start::default(), Start::Genesis);
+    assert_eq!("now".parse::<Start>(), Err("the start is `current` or `genesis`, not \"now\"".into()));
+}
+
+/// A link that counts the hosting lookups (`participant-id` reads) sent through it, by
+/// version, and answers those of `lie_about` with another participant.
+struct Lookups<L> {
+    inner: L,
+    v0: core::cell::Cell<u32>,
+    v1: core::cell::Cell<u32>,
+    lie_about: Option<&'static str>,
+}
+
+impl<L> Lookups<L> {
+    fn new(inner: L) -> Self {
+        Lookups { inner, v0: Default::default(), v1: Default::default(), lie_about: None }
+    }
+
+    /// The v0 and v1 lookups since the last call.
+    fn take(&self) -> (u32, u32) {
+        (self.v0.take(), self.v1.take())
+    }
+}
+
+impl<L: Link> Link for Lookups<L> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path.ends_with("/participant-id") {
+            let counter = if request.path.starts_with("/v0/") { &self.v0 } else { &self.v1 };
+            counter.set(counter.get() + 1);
+            if let Some(party) = self.lie_about
+                && request.path.contains(party)
+            {
+                return Ok(Response::json(200, br#"{"participant_id":"mallory::1220"}"#.to_vec()));
+            }
+        }
+        self.inner.send(request).await
+    }
+}
+
+const GLOBAL: &str = "global-domain::1220aa";
+
+/// [`disclosing_history`] with an update that shows alice and bob, and the hosting of
+/// the DSO party (two participants) and alice; bob is hosted nowhere.
+fn hosting_upstream() -> Node {
+    let node = disclosing_upstream();
+    let mut shown = update("u-h", 1, "2024-01-04T00:00:00.000000Z", vec![created("u-h", 0, "c-h", None)]);
+    shown["update"]["events_by_id"]["u-h:0"]["observers"] = json!(["alice::1220", "bob::1220"]);
+    node.ingest(&[
+        shown,
+        json!({"topology": {"synchronizer_id": GLOBAL, "party_id": "dso::1220", "participant_ids": ["n2", "n3"]}}),
+        json!({"topology": {"synchronizer_id": GLOBAL, "party_id": "alice::1220", "participant_ids": ["n1"]}}),
+    ]);
+    node
+}
+
+/// Asserts that `follower` answers the hosting of every party the history shows as
+/// `upstream` does.
+fn assert_same_hosting(upstream: &Node, follower: &Node) {
+    for party in ["dso::1220", "alice::1220", "bob::1220"] {
+        for version in ["v0", "v1"] {
+            let target = format!("/{version}/domains/{GLOBAL}/parties/{party}/participant-id");
+            assert_eq!(upstream.call(Method::Get, &target, ""), follower.call(Method::Get, &target, ""), "{target}");
+        }
+    }
+}
+
+/// `seconds` after the Unix epoch.
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_micros(seconds * 1_000_000).expect("a time")
+}
+
+#[test]
+fn a_public_follower_learns_the_hosting_of_the_parties_it_sees_and_asks_again_after_its_lifetime() {
+    let upstream = hosting_upstream();
+    let scan = Lookups::new(Scan::new(&upstream));
+    let follower = Node::new();
+    let limits = |now: i64| Limits { now: at(now), ..Limits::default() };
+    let report = block_on(sync(&scan, &follower, &limits(1_000))).expect("following");
+    assert!(report.caught_up);
+    // Three parties seen, on the one synchronizer seen: the DSO party's two
+    // participants asked again of v1, bob's 404 remembered.
+    assert_eq!(scan.take(), (3, 1));
+    assert_same_hosting(&upstream, &follower);
+    let (status, _) = follower.call(Method::Get, &format!("/v0/domains/{GLOBAL}/parties/bob::1220/participant-id"), "");
+    assert_eq!(status, 404);
+    // Within the lifetime nothing is asked again, and a change upstream lags.
+    upstream.ingest(&[
+        json!({"topology": {"synchronizer_id": GLOBAL, "party_id": "alice::1220", "participant_ids": ["n9"]}}),
+        json!({"topology": {"synchronizer_id": GLOBAL, "party_id": "bob::1220", "participant_ids": ["n1"]}}),
+    ]);
+    block_on(sync(&scan, &follower, &limits(1_300))).expect("following");
+    assert_eq!(scan.take(), (0, 0));
+    let alice = format!("/v0/domains/{GLOBAL}/parties/alice::1220/participant-id");
+    assert_eq!(follower.call(Method::Get, &alice, "").1, r#"{"participant_id":"n1"}"#);
+    // Past it, every one is asked again, and the follower answers as the upstream.
+    block_on(sync(&scan, &follower, &limits(1_301))).expect("following");
+    assert_eq!(scan.take(), (3, 1));
+    assert_same_hosting(&upstream, &follower);
+    assert_eq!(follower.call(Method::Get, &alice, "").1, r#"{"participant_id":"n9"}"#);
+}
+
+#[test]
+fn hosting_lookups_are_bounded_per_call_and_the_parties_seen_are_kept_for_the_next() {
+    let upstream = hosting_upstream();
+    let scan = Lookups::new(Scan::new(&upstream));
+    let follower = Node::new();
+    let limits = Limits { hosting_lookups: 1, now: at(1_000), ..Limits::default() };
+    for _ in 0..3 {
+        block_on(sync(&scan, &follower, &limits)).expect("following");
+        assert_eq!(scan.take().0, 1, "one lookup a call");
+    }
+    assert_same_hosting(&upstream, &follower);
+    block_on(sync(&scan, &follower, &limits)).expect("following");
+    assert_eq!(scan.take(), (0, 0), "nothing left to ask");
+}
+
+#[test]
+fn an_upstream_lying_about_a_hosting_is_outvoted_and_reported() {
+    let upstream = hosting_upstream();
+    let mut liar = Lookups::new(Scan::new(&upstream));
+    liar.lie_about = Some("alice");
+    let upstreams = [Lookups::new(Scan::new(&upstream)), liar, Lookups::new(Scan::new(&upstream))];
+    let follower = Node::new();
+    let limits = Limits { agree: Some(2), now: at(1_000), ..Limits::default() };
+    let report = block_on(sync_all(&upstreams, &follower, &limits)).expect("following");
+    assert_same_hosting(&upstream, &follower);
+    let lied: Vec<&Disagreement> = report.disagreements.iter().filter(|d| d.request.contains("alice")).collect();
+    assert_eq!(lied.len(), 1, "{:?}", report.disagreements);
+    assert_eq!(lied[0].upstreams, [1]);
+    // Without a quorum nothing is learned of it.
+    let upstreams = [Lookups::new(Scan::new(&upstream)), upstreams.into_iter().nth(1).expect("the liar")];
+    let follower = Node::new();
+    let error = block_on(sync_all(&upstreams, &follower, &limits)).expect_err("no quorum");
+    assert!(error.to_string().contains("alice::1220/participant-id"), "{error}");
+    let (status, _) =
+        follower.call(Method::Get, &format!("/v1/domains/{GLOBAL}/parties/alice::1220/participant-id"), "");
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn a_follower_with_a_token_copies_learned_hostings_as_they_are() {
+    let upstream = hosting_upstream();
+    let (public, second) = (Node::new(), Node::new());
+    block_on(sync(&Scan::new(&upstream), &public, &Limits { now: at(1_000), ..Limits::default() })).expect("following");
+    block_on(sync(&public, &second, &Limits::default())).expect("following a follower");
+    assert_same_hosting(&upstream, &second);
+    let state = |node: &Node| node.call(Method::Post, "/v0/admin/export/state", "");
+    assert_eq!(state(&public), state(&second));
+    assert!(state(&second).1.contains(r#""learned_at":"1970-01-01T00:16:40.000000Z""#), "{}", state(&second).1);
 }

@@ -16,10 +16,11 @@ use crate::model::json::Json;
 use serde::{Deserialize, Serialize};
 
 use crate::model::error::Error;
+use crate::model::time::Timestamp;
 use crate::model::update::{ReassignmentEvent, Update};
 use crate::model::value::PathError;
 use crate::model::value::path::{JsonPath, Segment};
-use crate::model::value::read::StrictObject;
+use crate::model::value::read::{self, StrictObject};
 use crate::state::ledger::Archived;
 use crate::state::projection::Projection;
 use crate::storage::keys::{self, Key};
@@ -27,6 +28,14 @@ use crate::storage::stage::Stage;
 use crate::storage::store::Store;
 
 /// `{"topology": {...}}`: a party's hosting on a synchronizer.
+///
+/// Without `learned_at` it is the hosting as the network records it, and an empty list
+/// removes the party's hosting there. With `learned_at` it is a hosting a follower
+/// learned from its upstreams' `participant-id` at that time, which it asks again once
+/// it is older than its lifetime ([`crate::follow`]); it is kept even when empty (the
+/// upstreams said the party is not hosted there, which is remembered so that it is not
+/// asked again before then), and the earliest time, `0001-01-01T00:00:00.000000Z`,
+/// marks a party seen but not asked yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Topology {
     /// The synchronizer.
@@ -35,6 +44,50 @@ pub struct Topology {
     pub party_id: String,
     /// The participants hosting it there (empty: not hosted).
     pub participant_ids: Vec<String>,
+    /// When the hosting was learned from an upstream; `None` for one the network
+    /// records.
+    pub learned_at: Option<Timestamp>,
+}
+
+/// A hosting as stored under [`hosting_key`]: its participants, and when it was
+/// learned (see [`Topology`]). Stored as the JSON array of participants for one the
+/// network records, as `{"participant_ids": [...], "learned_at": micros}` for a
+/// learned one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredHosting {
+    /// The participants hosting the party (empty: not hosted).
+    pub participant_ids: Vec<String>,
+    /// When it was learned, for a learned hosting.
+    pub learned_at: Option<Timestamp>,
+}
+
+/// The stored form of a learned hosting.
+#[derive(Serialize, Deserialize)]
+struct Learned {
+    participant_ids: Vec<String>,
+    learned_at: i64,
+}
+
+impl StoredHosting {
+    /// Reads a stored hosting.
+    pub fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        let unreadable = || Error::Internal("an unreadable hosting record".into());
+        if bytes.first() == Some(&b'[') {
+            let participant_ids = serde_json::from_slice(bytes).map_err(|_| unreadable())?;
+            return Ok(StoredHosting { participant_ids, learned_at: None });
+        }
+        let learned: Learned = serde_json::from_slice(bytes).map_err(|_| unreadable())?;
+        let learned_at = Timestamp::from_micros(learned.learned_at).map_err(|_| unreadable())?;
+        Ok(StoredHosting { participant_ids: learned.participant_ids, learned_at: Some(learned_at) })
+    }
+
+    /// The stored form.
+    fn encode(&self) -> Result<Vec<u8>, Error> {
+        match self.learned_at {
+            None => to_json(&self.participant_ids),
+            Some(at) => to_json(&Learned { participant_ids: self.participant_ids.clone(), learned_at: at.micros() }),
+        }
+    }
 }
 
 /// `{"backfill": {...}}`: how complete the node's history of a migration is.
@@ -74,7 +127,7 @@ impl Topology {
     /// Parses the record's payload.
     pub fn parse(json: &Json<'_>) -> Result<Self, PathError> {
         let mut path = JsonPath::default();
-        let object = StrictObject::new(json, &["synchronizer_id", "party_id", "participant_ids"], &path)?;
+        let object = StrictObject::new(json, &["synchronizer_id", "party_id", "participant_ids", "learned_at"], &path)?;
         let participant_ids = object.bounded_strings("participant_ids", &mut path)?;
         for (index, id) in participant_ids.iter().enumerate() {
             let problem = if id.is_empty() {
@@ -90,6 +143,7 @@ impl Topology {
             synchronizer_id: object.bounded_id("synchronizer_id", &mut path)?.into(),
             party_id: object.bounded_id("party_id", &mut path)?.into(),
             participant_ids,
+            learned_at: object.optional_field("learned_at", &mut path, |j, p| read::timestamp(j, p))?,
         })
     }
 }
@@ -177,10 +231,11 @@ fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, Error> {
 /// Stages a topology record.
 pub fn apply_topology<S: Store>(stage: &mut Stage<'_, S>, record: &Topology) -> Result<(), Error> {
     let key = hosting_key(&record.synchronizer_id, &record.party_id);
-    if record.participant_ids.is_empty() {
+    if record.participant_ids.is_empty() && record.learned_at.is_none() {
         stage.delete(key);
     } else {
-        stage.put(key, to_json(&record.participant_ids)?);
+        let stored = StoredHosting { participant_ids: record.participant_ids.clone(), learned_at: record.learned_at };
+        stage.put(key, stored.encode()?);
     }
     stage.put(synchronizer_key(&record.synchronizer_id), Vec::new());
     Ok(())

@@ -30,7 +30,7 @@
 //! | `C` | `C` contract_id | [`crate::state::ledger::ContractRecord`] (JSON, its own reader and writer) | ingest: created and consuming exercised events | point | mutable |
 //! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) | within qualified_template | mutable |
 //! | `R` | `R` contract_id counter kind | synchronizer id | ingest: reassignment events (kind 0 unassign, 1 assign) | within contract_id | immutable |
-//! | `P` | `P` synchronizer party | hosting participant ids (JSON array) | topology records | scan | mutable |
+//! | `P` | `P` synchronizer party | hosting participant ids (JSON array), or for a hosting a follower learned `{"participant_ids", "learned_at"}` ([`crate::state::network::StoredHosting`]) | topology records | scan | mutable |
 //! | `S` | `S` synchronizer | empty | updates and topology records naming a synchronizer | point | immutable |
 //! | `B` | `B` migration | backfill completeness (JSON) | backfill records | scan | mutable |
 //! | `L` | `L` | the planned roll-forward upgrade (JSON) | roll_forward_lsu records | point | mutable |

@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use std::rc::Rc;
 
 use ledger_node_core::model::update::{Blob, CreatedEvent, ReassignmentEvent, Transaction, Update};
-use ledger_node_core::model::value::Record;
+use ledger_node_core::model::value::{Record, Value};
 use ledger_node_core::state::network::{Backfill, RollForwardLsu, Topology, WalletUser};
 use serde_json::{Value as Json, json};
 
@@ -377,7 +377,7 @@ impl<W: Write> History<W> {
             contract_id,
             template_id: self.net.template_id(template).clone(),
             package_name: template.package_name().to_owned(),
-            create_arguments: arguments,
+            create_arguments: Value::Record(arguments),
             created_at: at(time.effective),
             signatories,
             observers,

@@ -292,6 +292,7 @@ impl Network {
                     synchronizer_id: self.synchronizer_id(synchronizer).to_owned(),
                     party_id: party.to_owned(),
                     participant_ids: participant_ids.into_iter().map(str::to_owned).collect(),
+                    learned_at: None,
                 });
             };
             hosted(&self.dso, vec![&self.svs[0].participant]);

@@ -86,7 +86,7 @@ impl Spelling {
     fn created(&self, created: &mut CreatedEvent) {
         self.template_id(&mut created.template_id);
         self.respell(&mut created.package_name);
-        self.record(&mut created.create_arguments);
+        self.value(&mut created.create_arguments);
     }
 
     fn record(&self, record: &mut Record) {
@@ -123,7 +123,9 @@ impl Spelling {
             | Value::Party(_)
             | Value::ContractId(_)
             | Value::Bool(_)
-            | Value::Unit => {}
+            | Value::Unit
+            // The demo writes no undecoded value.
+            | Value::Undecoded(_) => {}
         }
     }
 }

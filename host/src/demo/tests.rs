@@ -196,7 +196,7 @@ fn every_value_type_appears() {
         for event in t.events_by_id.values() {
             match event {
                 LedgerEvent::Created(c) => {
-                    value_types(&Value::Record(c.create_arguments.clone()), &mut types);
+                    value_types(&c.create_arguments, &mut types);
                     assert!(c.created_event_blob.is_some());
                 }
                 LedgerEvent::Exercised(e) => {
@@ -293,7 +293,7 @@ fn the_history_is_a_consistent_ledger() {
                                 == "Platform.CoinTransferInstruction:CoinTransferInstruction"
                             {
                                 let locked =
-                                    c.create_arguments.get("lockedCoin").and_then(Value::as_contract_id).unwrap();
+                                    c.create_arguments.lookup(&["lockedCoin"]).and_then(Value::as_contract_id).unwrap();
                                 assert_eq!(
                                     known[locked].template.split_once(':').unwrap().1,
                                     "Platform.Coin:LockedCoin"

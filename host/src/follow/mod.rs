@@ -13,7 +13,12 @@
 //! With several `--upstream`s, each request goes to every one and what `--agree` of
 //! them (f + 1 of n by default) sent alike is applied; a disagreement is logged as a
 //! warning. Without `LEDGER_NODE_UPSTREAM_TOKEN` only the upstreams' public endpoints
-//! are used, as for a network's own Scan nodes.
+//! are used, as for a network's own Scan nodes; then the hostings of the parties seen
+//! are learned from their `participant-id` and asked again after `--hosting-lifetime`
+//! seconds. `--start current` starts a follower that holds nothing yet at the
+//! upstreams' current migration (its history before is backfilled afterwards); a
+//! follower that holds updates goes on from its position whatever `--start` says.
+//! Each round gives the core the time now.
 //!
 //! [`run`] calls the core's `sync` in rounds of [`PAGES_PER_ROUND`] pages, reporting
 //! progress after each, until the follower has caught up (with `--once`) or for ever,
@@ -34,6 +39,7 @@ use crate::host::{self, Instance, Node};
 mod upstream;
 
 use crate::ingest::{Turns, serve_in_turn};
+pub use ledger_node_core::follow::Start;
 pub use upstream::{MAX_ANSWER_BYTES, REQUEST_TIMEOUT, RetryPolicy, Upstream};
 
 /// Updates asked for per page unless told otherwise.
@@ -174,6 +180,11 @@ pub struct Options {
     /// Whether the upstreams are followed through their public endpoints only (no
     /// upstream token was given).
     pub public: bool,
+    /// Where a follower that holds no update yet starts (`--start`).
+    pub start: follow::Start,
+    /// How long a hosting learned in public mode is kept, in seconds
+    /// (`--hosting-lifetime`).
+    pub hosting_lifetime_seconds: u64,
 }
 
 impl Options {
@@ -197,8 +208,21 @@ impl Options {
             agree: self.agree,
             public: self.public,
             names,
+            start: self.start,
+            now: now(),
+            hosting_lifetime_seconds: self.hosting_lifetime_seconds,
+            hosting_lookups: follow::DEFAULT_HOSTING_LOOKUPS,
         }
     }
+}
+
+/// Now, for the core's follower (the hostings it learns are learned now).
+fn now() -> ledger_node_core::model::time::Timestamp {
+    let micros = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_micros()).unwrap_or(i64::MAX));
+    ledger_node_core::model::time::Timestamp::from_micros(micros)
+        .unwrap_or(ledger_node_core::model::time::Timestamp::MAX)
 }
 
 /// Follows `upstreams` into `local` (see the module docs); returns the totals when
@@ -209,10 +233,11 @@ pub async fn run(
     options: &Options,
     progress: &mut dyn Progress,
 ) -> anyhow::Result<Summary> {
-    let limits = options.limits();
+    let mut limits = options.limits();
     let mut totals = Summary::default();
     loop {
         let started = Instant::now();
+        limits.now = now();
         let report = match follow::sync_all(upstreams, local, &limits).await {
             Ok(report) => report,
             Err(e) => {
@@ -240,12 +265,13 @@ pub async fn run(
 /// upstream that was down is followed again once it is back, and a conflict is
 /// reported until the operator resolves it.
 pub fn spawn_serving(upstreams: Vec<Upstream>, local: Local, options: &Options) -> std::io::Result<()> {
-    let (limits, poll) = (options.limits(), options.poll);
+    let (mut limits, poll) = (options.limits(), options.poll);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     std::thread::Builder::new().name("follow".into()).spawn(move || {
         runtime.block_on(async {
             loop {
                 let started = Instant::now();
+                limits.now = now();
                 match follow::sync_all(&upstreams, &local, &limits).await {
                     Ok(report) => {
                         log_round(&upstreams, &local, &report, started);

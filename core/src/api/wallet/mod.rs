@@ -190,9 +190,13 @@ pub async fn submit<S: Store>(request: &Request, body: &[u8], env: &Env<'_>, sto
 /// The receiving party must be hosted on exactly one participant of the synchronizer.
 fn check_hosting(body: &BuyTraffic, hosting: Option<Vec<u8>>) -> Result<(), Error> {
     let participants: Vec<String> = match hosting {
-        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            Error::Internal(format!("unreadable hosting of {}: {e}", body.receiving_validator_party_id))
-        })?,
+        Some(bytes) => {
+            network::StoredHosting::decode(&bytes)
+                .map_err(|e| {
+                    Error::Internal(format!("unreadable hosting of {}: {e}", body.receiving_validator_party_id))
+                })?
+                .participant_ids
+        }
         None => Vec::new(),
     };
     match participants.len() {

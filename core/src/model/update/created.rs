@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use super::{Blob, Form, TemplateId};
 use crate::model::json::short::ShortText;
 use crate::model::time::Timestamp;
-use crate::model::value::Record;
+use crate::model::value::Value;
 use crate::model::value::path::quoted;
 use crate::model::value::render::{string, strings};
 use crate::model::value::source::{Source, bounded_id, bounded_strings, id, timestamp};
@@ -23,8 +23,9 @@ pub struct CreatedEvent {
     pub template_id: TemplateId,
     /// Package name of the created contract.
     pub package_name: String,
-    /// The contract's arguments (its payload).
-    pub create_arguments: Record,
+    /// The contract's arguments (its payload): a record, or a value its upstream could
+    /// not decode ([`crate::model::value::Undecoded`]).
+    pub create_arguments: Value,
     /// Ledger effective time of the creating transaction.
     pub created_at: Timestamp,
     /// Party ids of the signatories.
@@ -74,7 +75,7 @@ impl CreatedEvent {
             contract_id: source.field(object, "contract_id", bounded_id)?.into(),
             template_id: source.field(object, "template_id", TemplateId::read)?,
             package_name: source.field(object, "package_name", id)?.into(),
-            create_arguments: source.field(object, "create_arguments", Record::read)?,
+            create_arguments: source.field(object, "create_arguments", Value::read_arguments)?,
             created_at: source.field(object, "created_at", timestamp)?,
             signatories: source.field(object, "signatories", bounded_strings)?,
             observers: source.field(object, "observers", bounded_strings)?,
@@ -93,14 +94,14 @@ impl CreatedEvent {
         out.push_str(r#","package_name":"#);
         string(out, &self.package_name);
         out.push_str(r#","create_arguments":"#);
-        self.create_arguments.write(out, form.encoding);
+        form.value(out, &self.create_arguments);
         out.push_str(r#","created_at":"#);
         string(out, self.created_at.short_text().as_str());
         out.push_str(r#","signatories":"#);
         strings(out, &self.signatories);
         out.push_str(r#","observers":"#);
         strings(out, &self.observers);
-        if let (true, Some(blob)) = (form.blobs, &self.created_event_blob) {
+        if let (true, Some(blob)) = (form.ingest, &self.created_event_blob) {
             out.push_str(r#","created_event_blob":"#);
             string(out, blob.as_str());
         }

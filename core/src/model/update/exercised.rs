@@ -83,11 +83,11 @@ impl ExercisedEvent {
         out.push_str(r#","choice":"#);
         string(out, &self.choice);
         out.push_str(r#","choice_argument":"#);
-        self.choice_argument.write(out, form.encoding);
+        form.value(out, &self.choice_argument);
         out.push_str(r#","child_event_ids":"#);
         strings(out, &self.child_event_ids);
         out.push_str(r#","exercise_result":"#);
-        self.exercise_result.write(out, form.encoding);
+        form.value(out, &self.exercise_result);
         out.push_str(if self.consuming { r#","consuming":true"# } else { r#","consuming":false"# });
         out.push_str(r#","acting_parties":"#);
         strings(out, &self.acting_parties);

@@ -293,7 +293,7 @@ fn created_event(event_id: String) -> impl Strategy<Value = CreatedEvent> {
             contract_id,
             template_id,
             package_name: "platform".into(),
-            create_arguments,
+            create_arguments: crate::model::value::Value::Record(create_arguments),
             created_at,
             signatories,
             observers,

@@ -122,12 +122,24 @@ pub enum Update {
     Reassignment(Box<Reassignment>),
 }
 
-/// How to write an update: the value encoding, and whether blobs are written (the
-/// canonical ingest form writes them, a response body does not).
+/// How to write an update: the value encoding, and whether it is the canonical ingest
+/// form, which writes blobs and an undecoded value's both renderings (a response body
+/// writes neither: no blob, and an undecoded value as the upstream rendered it in the
+/// encoding).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Form {
     pub(crate) encoding: Encoding,
-    pub(crate) blobs: bool,
+    pub(crate) ingest: bool,
+}
+
+impl Form {
+    /// Appends `value` in this form.
+    pub(crate) fn value(self, out: &mut String, value: &crate::model::value::Value) {
+        match self.ingest {
+            true => value.write_ingest(out),
+            false => value.write(out, self.encoding),
+        }
+    }
 }
 
 /// An update written in one form: serializing it writes that form.
@@ -172,14 +184,14 @@ impl Update {
     /// optional fields omitted, `events_by_id` sorted by key, timestamps as
     /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`, and no `created_event_blob`.
     pub fn encoded(&self, encoding: Encoding) -> Rendered<'_> {
-        Rendered { update: self, form: Form { encoding, blobs: false } }
+        Rendered { update: self, form: Form { encoding, ingest: false } }
     }
 
     /// The `GET /v2/updates/{id}` body with values in `encoding` ([`Update::encoded`]),
     /// as text.
     pub fn body_text(&self, encoding: Encoding) -> String {
         let mut out = String::with_capacity(4096);
-        self.write(&mut out, Form { encoding, blobs: false });
+        self.write(&mut out, Form { encoding, ingest: false });
         out
     }
 
@@ -191,14 +203,14 @@ impl Update {
     /// The canonical ingest form: `protobuf_json` values and blobs. Parsing it gives
     /// this update back, and two updates are equal exactly when their ingest forms are.
     pub fn to_ingest_json(&self) -> Json {
-        to_json(&Rendered { update: self, form: Form { encoding: Encoding::ProtobufJson, blobs: true } })
+        to_json(&Rendered { update: self, form: Form { encoding: Encoding::ProtobufJson, ingest: true } })
     }
 
     /// The canonical ingest form ([`Update::to_ingest_json`]) as text: what an
     /// `{"update": ...}` ingest record holds.
     pub fn ingest_text(&self) -> String {
         let mut out = String::with_capacity(4096);
-        self.write(&mut out, Form { encoding: Encoding::ProtobufJson, blobs: true });
+        self.write(&mut out, Form { encoding: Encoding::ProtobufJson, ingest: true });
         out
     }
 
@@ -238,6 +250,24 @@ impl Update {
             Update::Reassignment(r) => match &r.event {
                 ReassignmentEvent::Assignment(a) => &a.target_synchronizer,
                 ReassignmentEvent::Unassignment(u) => &u.source_synchronizer,
+            },
+        }
+    }
+
+    /// Its created events: a transaction's, or an assignment's one.
+    pub fn created_events(&self) -> Vec<&CreatedEvent> {
+        match self {
+            Update::Transaction(t) => t
+                .events_by_id
+                .values()
+                .filter_map(|event| match event {
+                    Event::Created(created) => Some(created),
+                    Event::Exercised(_) => None,
+                })
+                .collect(),
+            Update::Reassignment(r) => match &r.event {
+                ReassignmentEvent::Assignment(a) => alloc::vec![&a.created_event],
+                ReassignmentEvent::Unassignment(_) => Vec::new(),
             },
         }
     }

@@ -60,6 +60,7 @@ pub mod path;
 pub mod read;
 pub(crate) mod render;
 pub mod source;
+mod undecoded;
 
 #[cfg(test)]
 pub(crate) mod arbitrary;
@@ -74,6 +75,7 @@ pub use numeric::{Numeric, NumericError};
 pub use path::{JsonPath, PathError, Segment};
 pub use render::Encoded;
 pub use source::Source;
+pub use undecoded::{UNDECODED, Undecoded, is_fallback};
 
 use self::path::quoted;
 use self::render::{each, string};
@@ -122,6 +124,11 @@ pub enum Value {
     Bool(bool),
     /// The unit value.
     Unit,
+    /// A value the upstream it came from could not decode, kept as the upstream
+    /// rendered it in both encodings, without labels ([`Undecoded`]). It is not a type
+    /// of the ledger, and not in [`TYPES`]: its ingest form is
+    /// `{"undecoded": {"protobuf_json": .., "compact_json": ..}}`.
+    Undecoded(Box<Undecoded>),
 }
 
 /// A record value: labelled fields, in order, labels unique.
@@ -190,6 +197,7 @@ impl Value {
             Value::ContractId(_) => "contractId",
             Value::Bool(_) => "bool",
             Value::Unit => "unit",
+            Value::Undecoded(_) => UNDECODED,
         }
     }
 
@@ -238,6 +246,24 @@ impl Value {
         match self {
             Value::Timestamp(t) => Some(*t),
             _ => None,
+        }
+    }
+
+    /// Calls `each` with every undecoded value within this one, in the order they are
+    /// written.
+    pub fn each_undecoded<'a>(&'a self, each: &mut impl FnMut(&'a Undecoded)) {
+        match self {
+            Value::Record(record) => record.fields.iter().for_each(|f| f.value.each_undecoded(each)),
+            Value::Variant { value, .. } => value.each_undecoded(each),
+            Value::List(elements) => elements.iter().for_each(|e| e.each_undecoded(each)),
+            Value::Optional(Some(inner)) => inner.each_undecoded(each),
+            Value::TextMap(entries) => entries.iter().for_each(|(_, v)| v.each_undecoded(each)),
+            Value::GenMap(entries) => entries.iter().for_each(|(k, v)| {
+                k.each_undecoded(each);
+                v.each_undecoded(each);
+            }),
+            Value::Undecoded(undecoded) => each(undecoded),
+            _ => {}
         }
     }
 
@@ -327,6 +353,11 @@ impl Value {
         let key = source.sole_key(&mut object, |count| {
             format!("a value object has exactly one key, its type (one of {}); found {count}", TYPES.join(", "))
         })?;
+        if key == UNDECODED {
+            let value = source.entry(&mut object, UNDECODED, Undecoded::read_body)?;
+            source.close(object)?;
+            return Ok(Value::Undecoded(Box::new(value)));
+        }
         let Some(kind) = type_named(key) else {
             return Err(
                 source.error(|| format!("unknown value type {}; expected one of {}", quoted(key), TYPES.join(", ")))
@@ -454,17 +485,29 @@ impl Value {
 
     /// Appends the value in `protobuf_json`.
     pub(crate) fn write_protobuf(&self, out: &mut String) {
+        self.write_typed(out, false);
+    }
+
+    /// Appends the value in its ingest form: `protobuf_json`, an undecoded value as its
+    /// ingest object (both renderings).
+    pub(crate) fn write_ingest(&self, out: &mut String) {
+        self.write_typed(out, true);
+    }
+
+    /// Appends the value in `protobuf_json`; an undecoded value as its ingest object
+    /// when `ingest`, else as its upstream's `protobuf_json` rendering.
+    fn write_typed(&self, out: &mut String, ingest: bool) {
         match self {
             Value::Record(record) => {
                 out.push_str(r#"{"record":"#);
-                record.write_protobuf_body(out);
+                record.write_protobuf_body(out, ingest);
                 out.push('}');
             }
             Value::Variant { constructor, value } => {
                 out.push_str(r#"{"variant":{"constructor":"#);
                 string(out, constructor);
                 out.push_str(r#","value":"#);
-                value.write_protobuf(out);
+                value.write_typed(out, ingest);
                 out.push_str("}}");
             }
             Value::Enum(constructor) => {
@@ -474,13 +517,13 @@ impl Value {
             }
             Value::List(elements) => {
                 out.push_str(r#"{"list":{"elements":["#);
-                each(out, elements, |out, element| element.write_protobuf(out));
+                each(out, elements, |out, element| element.write_typed(out, ingest));
                 out.push_str("]}}");
             }
             Value::Optional(None) => out.push_str(r#"{"optional":{}}"#),
             Value::Optional(Some(inner)) => {
                 out.push_str(r#"{"optional":{"value":"#);
-                inner.write_protobuf(out);
+                inner.write_typed(out, ingest);
                 out.push_str("}}");
             }
             Value::TextMap(entries) => {
@@ -489,7 +532,7 @@ impl Value {
                     out.push_str(r#"{"key":"#);
                     string(out, key);
                     out.push_str(r#","value":"#);
-                    value.write_protobuf(out);
+                    value.write_typed(out, ingest);
                     out.push('}');
                 });
                 out.push_str("]}}");
@@ -498,9 +541,9 @@ impl Value {
                 out.push_str(r#"{"genMap":{"entries":["#);
                 each(out, entries, |out, (key, value)| {
                     out.push_str(r#"{"key":"#);
-                    key.write_protobuf(out);
+                    key.write_typed(out, ingest);
                     out.push_str(r#","value":"#);
-                    value.write_protobuf(out);
+                    value.write_typed(out, ingest);
                     out.push('}');
                 });
                 out.push_str("]}}");
@@ -519,6 +562,8 @@ impl Value {
             Value::Bool(true) => out.push_str(r#"{"bool":true}"#),
             Value::Bool(false) => out.push_str(r#"{"bool":false}"#),
             Value::Unit => out.push_str(r#"{"unit":{}}"#),
+            Value::Undecoded(undecoded) if ingest => undecoded.write_ingest(out),
+            Value::Undecoded(undecoded) => out.push_str(undecoded.protobuf_json()),
         }
     }
 
@@ -573,6 +618,7 @@ impl Value {
             Value::Bool(true) => out.push_str("true"),
             Value::Bool(false) => out.push_str("false"),
             Value::Unit => out.push_str("{}"),
+            Value::Undecoded(undecoded) => out.push_str(undecoded.compact_json()),
         }
     }
 }
@@ -622,7 +668,7 @@ impl GenMapKeys {
         const SCAN: usize = 32;
         let text = |value: &Value| {
             let mut text = String::new();
-            value.write_protobuf(&mut text);
+            value.write_ingest(&mut text);
             text
         };
         if let Some(set) = &mut self.0 {
@@ -638,9 +684,19 @@ impl GenMapKeys {
     }
 }
 
+impl Value {
+    /// Reads a contract's arguments in the `protobuf_json` encoding: a record, or a
+    /// value its upstream could not decode ([`Undecoded`]).
+    pub fn read_arguments<'s, S: Source<'s>>(source: &mut S) -> Result<Value, S::Error> {
+        match Value::read(source)? {
+            value @ (Value::Record(_) | Value::Undecoded(_)) => Ok(value),
+            other => Err(source.error(|| format!("expected a record value, found {}", other.type_name()))),
+        }
+    }
+}
+
 impl Record {
-    /// Parses a value in the `protobuf_json` encoding that must be a record (such as a
-    /// contract's `create_arguments`).
+    /// Parses a value in the `protobuf_json` encoding that must be a record.
     pub fn parse(json: &Json<'_>, path: &mut JsonPath) -> Result<Record, PathError> {
         Record::read(&mut Tree::new(json, path))
     }
@@ -679,20 +735,21 @@ impl Record {
             Encoding::CompactJson => self.write_compact(out),
             Encoding::ProtobufJson => {
                 out.push_str(r#"{"record":"#);
-                self.write_protobuf_body(out);
+                self.write_protobuf_body(out, false);
                 out.push('}');
             }
         }
     }
 
-    /// Appends the body of a `protobuf_json` record: `{"fields":[{"label":..,"value":..},..]}`.
-    fn write_protobuf_body(&self, out: &mut String) {
+    /// Appends the body of a `protobuf_json` record: `{"fields":[{"label":..,"value":..},..]}`
+    /// (its values in their ingest form when `ingest`).
+    fn write_protobuf_body(&self, out: &mut String, ingest: bool) {
         out.push_str(r#"{"fields":["#);
         each(out, &self.fields, |out, field| {
             out.push_str(r#"{"label":"#);
             string(out, &field.label);
             out.push_str(r#","value":"#);
-            field.value.write_protobuf(out);
+            field.value.write_typed(out, ingest);
             out.push('}');
         });
         out.push_str("]}");

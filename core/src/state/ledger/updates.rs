@@ -7,7 +7,8 @@
 //! Ingest tells a re-sent update (idempotent) from a different one under a held id (a
 //! conflict) by comparing its canonical ingest form with the held one's: the
 //! `protobuf_json` body, which is stored anyway, and a hash of the created events'
-//! blobs, which the bodies leave out. Only the blobs are hashed, at a few hundred
+//! blobs, which the bodies leave out (and of the `compact_json` renderings of the
+//! values held undecoded, which the `protobuf_json` body leaves out too). Only the blobs are hashed, at a few hundred
 //! bytes an update rather than the whole body; the held body is read only for an
 //! update whose id is already held. A created event re-sent without its blob matches
 //! the held one: a blob is an attachment an update can lose (no node keeps an archived
@@ -17,7 +18,10 @@
 //! Stored layout:
 //! - `H update_id` → `[3]` then 8 bytes per created event, in event id order: zero for
 //!   an event without a blob, else the first 8 bytes of the BLAKE3 hash of its event id
-//!   and blob (never zero); present exactly when the update is held;
+//!   and blob (never zero); then, for an update holding undecoded values
+//!   ([`crate::model::value::Undecoded`]), 8 more bytes: the head of the hash of their
+//!   `compact_json` renderings in the order they are written (never zero); present
+//!   exactly when the update is held;
 //! - `U update_id encoding` → `[body][kind: 1 byte]`, encoding 0 for `compact_json` and
 //!   1 for `protobuf_json`; kind 0 for a transaction, 1 for a reassignment (last, so
 //!   that serving drops it without moving the body).
@@ -187,6 +191,35 @@ fn event_blob_hashes(update: &Update) -> ContentHash {
                 push(&a.created_event);
             }
         }
+    }
+    let mut undecoded = blake3::Hasher::new();
+    let mut any = false;
+    let mut hash = |value: &crate::model::value::Undecoded| {
+        any = true;
+        undecoded.update(value.compact_json().as_bytes());
+        undecoded.update(&[0]);
+    };
+    match update {
+        Update::Transaction(tx) => tx.events_by_id.values().for_each(|event| match event {
+            Event::Created(created) => created.create_arguments.each_undecoded(&mut hash),
+            Event::Exercised(exercised) => {
+                exercised.choice_argument.each_undecoded(&mut hash);
+                exercised.exercise_result.each_undecoded(&mut hash);
+            }
+        }),
+        Update::Reassignment(r) => {
+            if let ReassignmentEvent::Assignment(a) = &r.event {
+                a.created_event.create_arguments.each_undecoded(&mut hash);
+            }
+        }
+    }
+    if any {
+        let mut head = [0; EVENT_HASH_LEN];
+        head.copy_from_slice(&undecoded.finalize().as_bytes()[..EVENT_HASH_LEN]);
+        if head == [0; EVENT_HASH_LEN] {
+            head[EVENT_HASH_LEN - 1] = 1;
+        }
+        hashes.extend_from_slice(&head);
     }
     hashes
 }

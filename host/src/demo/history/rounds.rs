@@ -296,7 +296,7 @@ impl<W: Write> History<W> {
         time: TxTime,
     ) -> (Vec<Action>, Vec<Contract>) {
         let dso = self.net.dso.clone();
-        let Some(Value::Party(sender)) = counter.created.create_arguments.get("sender").cloned() else {
+        let Some(Value::Party(sender)) = counter.created.create_arguments.lookup(&["sender"]).cloned() else {
             return (Vec::new(), Vec::new());
         };
         let mut pending = Vec::new();
