@@ -58,7 +58,9 @@
 //! rendering without labels and its fallback, and served back so
 //! ([`crate::model::value::Undecoded`]); a page with a follower's such value, which it
 //! renders without labels in `protobuf_json`, is labelled the same way by a follower
-//! with a token. Blobs, the migrations and the backfill and roll-forward records come
+//! with a token. (One whose typed rendering holds no record field, a scalar result
+//! say, shows nothing of it in `protobuf_json`: a follower with a token takes it as a
+//! typed value, and renders its `compact_json` as such.) Blobs, the migrations and the backfill and roll-forward records come
 //! from public endpoints (`public`); party hosting is learned from the upstreams'
 //! `participant-id`, party by party (`hosting`).
 //!
