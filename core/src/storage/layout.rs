@@ -41,7 +41,10 @@
 //! record in one strict form ([`crate::state::ledger::contracts`]): a created contract's
 //! fields flat, without the nesting and the `archived` flag that version 2 kept; and it
 //! adds the contracts a validator and a wallet read ([`crate::state::scan`]), which a
-//! store of version 2 does not hold.
+//! store of version 2 does not hold. Version 4 keeps a reassigned contract's
+//! reassignments as one record of where it is (`R contract_id`) instead of one key per
+//! event, and adds the token registry's index and the coin's total supply
+//! ([`crate::state::registry`]).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -53,7 +56,7 @@ use crate::storage::keys;
 use crate::storage::store::{Scan, Store, WriteBatch, WriteError};
 
 /// The layout version this build reads and writes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// Where a store keeps its layout version (the value: the version in decimal ASCII).
 pub const KEY: &[u8] = b"\x00layout";

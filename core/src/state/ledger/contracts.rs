@@ -15,11 +15,14 @@
 //! Unknown fields are refused. A stored record that does not read is an internal error
 //! that names the contract ([`decode`]), never a default.
 //!
-//! Where a contract is ([`location`]) comes from its reassignment events (`R
-//! contract_id counter kind`): with c the highest reassignment counter held, the
-//! contract is on the target of the assignment with counter c if it is held, and in
-//! flight if only the unassignment is; with no reassignment events it is where it was
-//! created. One reverse scan of one key answers this, whatever order the events came in.
+//! Where a contract is ([`location`]) comes from its reassignment events, folded at
+//! ingest into one record per reassigned contract (`R contract_id`, [`Reassigned`]):
+//! with c the highest reassignment counter held, the contract is on the target of the
+//! assignment with counter c if it is held, and in flight if only the unassignment is;
+//! with no reassignment events it is where it was created. The record keeps c, whether
+//! its assignment is held, and that assignment's target, so it is the same whatever
+//! order the events came in, and one read of one key answers where the contract is (a
+//! reader of many contracts asks for their records and these keys in one `get_many`).
 
 use alloc::format;
 use alloc::string::String;
@@ -40,7 +43,7 @@ use crate::model::value::source::{Tree, bounded_id, id, timestamp};
 use crate::model::value::{Encoding, Source};
 use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
-use crate::storage::store::{Scan, Store};
+use crate::storage::store::Store;
 
 /// What the node knows of a contract.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,9 +222,61 @@ pub fn template_prefix(qualified_name: &str) -> Vec<u8> {
     Key::new(keys::TEMPLATE).str(qualified_name).into_bytes()
 }
 
-/// The key of a reassignment event of a contract.
-pub fn reassignment_key(contract_id: &str, counter: i64, assignment: bool) -> Vec<u8> {
-    Key::new(keys::REASSIGNMENT).str(contract_id).i64(counter).byte(u8::from(assignment)).into_bytes()
+/// The key of a contract's reassignments, folded ([`Reassigned`]).
+pub fn reassignment_key(contract_id: &str) -> Vec<u8> {
+    Key::new(keys::REASSIGNMENT).str(contract_id).into_bytes()
+}
+
+/// A contract's reassignment events held, folded into what decides where it is: the
+/// highest reassignment counter, whether the assignment with that counter is held, and
+/// its target synchronizer. Stored under [`reassignment_key`] as the counter (8 bytes,
+/// big-endian), a byte (1: the assignment is held, 0: only the unassignment) and the
+/// target synchronizer's id (empty while only the unassignment is held).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reassigned {
+    /// The highest reassignment counter held.
+    pub counter: i64,
+    /// The target of the assignment with that counter, once it is held.
+    pub assigned_to: Option<String>,
+}
+
+impl Reassigned {
+    /// The record after one more event: an assignment to `target`, or an unassignment
+    /// (`None`), with reassignment counter `counter`. Events come in any order; the
+    /// highest counter wins, and at one counter the assignment wins.
+    pub fn fold(held: Option<Reassigned>, counter: i64, target: Option<&str>) -> Reassigned {
+        let event = Reassigned { counter, assigned_to: target.map(String::from) };
+        match held {
+            None => event,
+            Some(held) if counter > held.counter => event,
+            Some(held) if counter == held.counter && held.assigned_to.is_none() => event,
+            Some(held) => held,
+        }
+    }
+
+    /// The record as stored.
+    pub fn encode(&self) -> Vec<u8> {
+        let target = self.assigned_to.as_deref().unwrap_or("");
+        let mut bytes = Vec::with_capacity(9 + target.len());
+        bytes.extend_from_slice(&self.counter.to_be_bytes());
+        bytes.push(u8::from(self.assigned_to.is_some()));
+        bytes.extend_from_slice(target.as_bytes());
+        bytes
+    }
+
+    /// The record stored for `contract_id` as `bytes`; one that does not read is an
+    /// error naming the contract.
+    pub fn decode(contract_id: &str, bytes: &[u8]) -> Result<Reassigned, StoreError> {
+        let unreadable = || StoreError::new(format!("contract {contract_id}: an unreadable reassignment record"));
+        let counter = bytes.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()).ok_or_else(unreadable)?;
+        let target = bytes.get(9..).and_then(|b| core::str::from_utf8(b).ok()).ok_or_else(unreadable)?;
+        let assigned_to = match bytes.get(8) {
+            Some(1) => Some(String::from(target)),
+            Some(0) if target.is_empty() => None,
+            _ => return Err(unreadable()),
+        };
+        Ok(Reassigned { counter: i64::from_be_bytes(counter), assigned_to })
+    }
 }
 
 /// Reads a contract's record.
@@ -324,20 +379,18 @@ pub async fn location<S: Store>(store: &S, contract_id: &str, creation: &Creatio
 /// Where `contract_id`, created on (or first assigned to) `created_on`, is, from its
 /// reassignment events: one store read.
 pub async fn location_from<S: Store>(store: &S, contract_id: &str, created_on: &str) -> Result<Location, StoreError> {
-    let prefix = Key::new(keys::REASSIGNMENT).str(contract_id).into_bytes();
-    let latest = store.scan(&Scan::prefix(&prefix, 1).reversed()).await?;
-    match latest.into_iter().next() {
-        Some((key, synchronizer)) => {
-            if key.last() == Some(&1) {
-                let synchronizer = String::from_utf8(synchronizer)
-                    .map_err(|_| StoreError::new(alloc::format!("contract {contract_id}: unreadable reassignment")))?;
-                Ok(Location::On(synchronizer))
-            } else {
-                Ok(Location::InFlight)
-            }
-        }
-        None => Ok(Location::On(created_on.into())),
-    }
+    let held = store.get(&reassignment_key(contract_id)).await?;
+    location_of(contract_id, created_on, held.as_deref())
+}
+
+/// Where `contract_id`, created on (or first assigned to) `created_on`, is, given what
+/// its [`reassignment_key`] holds (`None`: it was never reassigned).
+pub fn location_of(contract_id: &str, created_on: &str, reassigned: Option<&[u8]>) -> Result<Location, StoreError> {
+    let Some(bytes) = reassigned else { return Ok(Location::On(created_on.into())) };
+    Ok(match Reassigned::decode(contract_id, bytes)?.assigned_to {
+        Some(synchronizer) => Location::On(synchronizer),
+        None => Location::InFlight,
+    })
 }
 
 #[cfg(test)]
