@@ -683,4 +683,85 @@ mod tests {
         assert!(block_on(crate::state::scan::read::list(&store, Kind::CoinAllocation, &templates)).unwrap().is_empty());
         assert!(matches!(context(&store, AllocationChoice::Cancel), Err(Error::NotFound(_))));
     }
+
+    fn allocate_v2(store: &MemoryStore, body: &[u8]) -> Result<Response, Error> {
+        let config = Config::default();
+        block_on(allocation_factory_v2(store, &env_at(&config), body))
+    }
+
+    #[test]
+    fn the_v2_factory_discloses_the_config_state_and_the_factory_without_rules_or_round() {
+        let store = node(&registry());
+        let answer = allocate_v2(&store, br#"{"choiceArguments": {"anything": "v2 arguments"}}"#).unwrap();
+        let answer: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(answer["factoryId"], "factory");
+        assert_eq!(
+            answer["choiceContext"]["choiceContextData"],
+            json!({"values": {"external-party-config-state": {"tag": "AV_ContractId", "value": "config"}}})
+        );
+        let disclosed: Vec<&str> = answer["choiceContext"]["disclosedContracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["contractId"].as_str().unwrap())
+            .collect();
+        assert_eq!(disclosed, ["config", "factory"]);
+        // Without a config state: the factory alone.
+        let mut records = registry();
+        records.remove(3);
+        let answer = allocate_v2(&node(&records), br#"{"choiceArguments": {}, "excludeDebugFields": true}"#).unwrap();
+        let answer: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(answer["choiceContext"]["choiceContextData"], json!({"values": {}}));
+        assert_eq!(answer["choiceContext"]["disclosedContracts"][0]["contractId"], "factory");
+        assert!(answer["choiceContext"]["disclosedContracts"][0].get("debugPayload").is_none());
+    }
+
+    #[test]
+    fn the_v2_factory_reads_the_envelope_and_needs_the_rules_and_the_factory() {
+        let store = node(&registry());
+        for (body, want) in [
+            (&b""[..], "request body required"),
+            (b"{}", "choiceArguments: required"),
+            (br#"{"choiceArguments": []}"#, "choiceArguments: expected an object"),
+            (br#"{"choiceArguments": {}, "excludeDebugFields": "yes"}"#, "excludeDebugFields"),
+        ] {
+            match allocate_v2(&store, body) {
+                Err(Error::BadRequest(message)) => assert!(message.contains(want), "{message}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let ok = br#"{"choiceArguments": {}}"#;
+        match allocate_v2(&node(&registry()[1..]), ok) {
+            Err(Error::NotFound(message)) => assert!(message.starts_with("no active coin rules"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        let mut records = registry();
+        records.remove(1);
+        match allocate_v2(&node(&records), ok) {
+            Err(Error::NotFound(message)) => assert!(message.contains("the factory"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_allocation_of_the_v2_only_template_has_no_context_as_on_the_network() {
+        let mut records = registry();
+        records.push(created(
+            "u8",
+            "alloc-v2",
+            "Platform.CoinAllocationV2:CoinAllocationV2",
+            AT,
+            json!([{"label": "lockedCoin", "value": {"optional": {"value": {"contractId": "locked"}}}}]),
+        ));
+        let store = node(&records);
+        let config = Config::default();
+        for choice in [AllocationChoice::Withdraw, AllocationChoice::Cancel] {
+            match block_on(build_context(&store, &env_at(&config), "alloc-v2", choice, &ContextRequest::default())) {
+                Err(Error::NotFound(message)) => {
+                    assert!(message.starts_with("no active coin allocation alloc-v2"), "{message}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 }

@@ -591,7 +591,66 @@ mod tests {
         prop_oneof![1 => Just(ContractRecord::Archived), 8 => creation.prop_map(ContractRecord::Created)]
     }
 
+    #[test]
+    fn where_a_contract_is_follows_its_highest_reassignment_counter() {
+        let fold = |events: &[(i64, Option<&str>)]| {
+            events.iter().fold(None, |held, (counter, target)| Some(Reassigned::fold(held, *counter, *target)))
+        };
+        let at = |events: &[(i64, Option<&str>)]| {
+            let record = fold(events).map(|record| record.encode());
+            location_of("c", "created-on", record.as_deref()).unwrap()
+        };
+        assert_eq!(at(&[]), Location::On("created-on".into()));
+        assert_eq!(at(&[(0, None)]), Location::InFlight);
+        assert_eq!(at(&[(0, None), (0, Some("s2"))]), Location::On("s2".into()));
+        assert_eq!(at(&[(0, Some("s2")), (0, None)]), Location::On("s2".into()), "the assignment wins its counter");
+        assert_eq!(at(&[(1, None), (0, Some("s2")), (0, None)]), Location::InFlight, "whatever the order");
+        assert_eq!(at(&[(1, Some("s3")), (0, Some("s2")), (1, None)]), Location::On("s3".into()));
+    }
+
+    #[test]
+    fn an_unreadable_reassignment_record_is_an_error_naming_the_contract() {
+        for bytes in [&b""[..], b"\0\0\0\0\0\0\0\x01", b"\0\0\0\0\0\0\0\x01\x02s", b"\0\0\0\0\0\0\0\x01\0s"] {
+            let error = location_of("c1", "s", Some(bytes)).unwrap_err();
+            assert!(alloc::format!("{error}").contains("contract c1"), "{error}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn reassignments_fold_to_one_record_whatever_their_order(
+            held in proptest::collection::btree_map(0i64..6, (any::<bool>(), any::<bool>()), 0..6),
+            seed in any::<u64>(),
+        ) {
+            // Each counter's unassignment and assignment, if held; assignment c goes to s{c}.
+            let targets: Vec<String> = (0..6).map(|c| alloc::format!("s{c}")).collect();
+            let mut events: Vec<(i64, Option<&str>)> = Vec::new();
+            for (counter, (unassigned, assigned)) in &held {
+                if *unassigned { events.push((*counter, None)); }
+                if *assigned { events.push((*counter, Some(targets[*counter as usize].as_str()))); }
+            }
+            let fold = |events: &[(i64, Option<&str>)]| {
+                events.iter().fold(None, |held, (counter, target)| Some(Reassigned::fold(held, *counter, *target)))
+            };
+            let in_order = fold(&events);
+            let mut shuffled = events.clone();
+            let mut state = seed | 1;
+            for i in (1..shuffled.len()).rev() {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+                shuffled.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            prop_assert_eq!(fold(&shuffled), in_order.clone());
+            // The rule: the highest counter, and its assignment if held.
+            let want = events.iter().map(|(c, _)| *c).max().map(|counter| Reassigned {
+                counter,
+                assigned_to: events.iter().find(|(c, t)| *c == counter && t.is_some()).and_then(|(_, t)| t.map(String::from)),
+            });
+            prop_assert_eq!(in_order.clone(), want);
+            if let Some(record) = in_order {
+                prop_assert_eq!(Reassigned::decode("c", &record.encode()), Ok(record));
+            }
+        }
+
         #[test]
         fn any_record_round_trips_through_its_writer_and_reader(record in any_record()) {
             let bytes = record.write().unwrap();

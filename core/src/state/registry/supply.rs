@@ -455,3 +455,277 @@ impl Projection for TotalSupplyState<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::config::Config;
+    use crate::storage::exec::block_on;
+    use crate::storage::store::MemoryStore;
+    use serde_json::{Value as Json, json};
+
+    fn record(fields: &[(&str, Json)]) -> Json {
+        let fields: Vec<Json> = fields.iter().map(|(label, value)| json!({"label": label, "value": value})).collect();
+        json!({"record": {"fields": fields}})
+    }
+
+    fn numeric(text: &str) -> Json {
+        json!({"numeric": text})
+    }
+
+    fn round(number: i64) -> Json {
+        record(&[("number", json!({"int64": format!("{number}")}))])
+    }
+
+    fn exercised(id: &str, cid: &str, template: &str, choice: &str, result: Json, children: &[&str]) -> (String, Json) {
+        let event = json!({
+            "event_type": "exercised_event", "event_id": id, "contract_id": cid,
+            "template_id": format!("pkg:{template}"), "package_name": "platform", "choice": choice,
+            "choice_argument": record(&[]), "exercise_result": result, "consuming": false,
+            "acting_parties": ["dso::1"], "child_event_ids": children
+        });
+        (id.into(), event)
+    }
+
+    fn created(id: &str, cid: &str, template: &str, arguments: Json) -> (String, Json) {
+        let event = json!({
+            "event_type": "created_event", "event_id": id, "contract_id": cid,
+            "template_id": format!("pkg:{template}"), "package_name": "platform", "create_arguments": arguments,
+            "created_at": "2024-01-01T00:00:00.000000Z", "signatories": ["dso::1"], "observers": []
+        });
+        (id.into(), event)
+    }
+
+    /// A transaction `update_id` effective on `day` of January 2024 (day 0: an import).
+    fn transaction(update_id: &str, day: u32, roots: &[&str], events: Vec<(String, Json)>) -> Json {
+        let time = if day == 0 {
+            String::from("0001-01-01T00:00:00.000000Z")
+        } else {
+            format!("2024-01-{day:02}T00:00:00.000000Z")
+        };
+        let events: serde_json::Map<String, Json> = events.into_iter().collect();
+        json!({"update": {
+            "update_id": update_id, "migration_id": 0, "workflow_id": "", "record_time": time,
+            "synchronizer_id": "sync::1", "effective_at": time, "root_event_ids": roots, "events_by_id": events
+        }})
+    }
+
+    /// A transfer on the coin rules in `round` whose balance changes are `changes` (initial, rate).
+    fn transfer(id: &str, round_number: i64, changes: &[(&str, &str)]) -> (String, Json) {
+        let entries: Vec<Json> = changes
+            .iter()
+            .enumerate()
+            .map(|(n, (initial, rate))| {
+                json!({"key": {"party": format!("p{n}::1")}, "value": record(&[
+                    ("changeToInitialAmountAsOfRoundZero", numeric(initial)),
+                    ("changeToHoldingFeesRate", numeric(rate)),
+                ])})
+            })
+            .collect();
+        let result = record(&[
+            ("round", round(round_number)),
+            ("summary", record(&[("balanceChanges", json!({"genMap": {"entries": entries}}))])),
+        ]);
+        exercised(id, "rules", "Platform.CoinRules:CoinRules", "CoinRules_Transfer", result, &[])
+    }
+
+    fn closed(id: &str, round_number: i64) -> (String, Json) {
+        created(
+            id,
+            &format!("closed-{round_number}"),
+            "Platform.Round:ClosedMiningRound",
+            record(&[("round", round(round_number))]),
+        )
+    }
+
+    fn supply(store: &MemoryStore) -> Option<TotalSupply> {
+        Supply::read(block_on(store.get(&supply_key())).unwrap().as_deref()).unwrap().total()
+    }
+
+    fn ingest(store: &MemoryStore, records: &[Json]) {
+        let body: String = records.iter().map(|r| format!("{r}\n")).collect();
+        block_on(crate::ingest::ingest(body.as_bytes(), store, &Config::default())).unwrap();
+    }
+
+    #[test]
+    fn decimals_are_written_as_the_network_s_registry_writes_them() {
+        for (unscaled, want) in [
+            (0, "0E-10"),
+            (15_000_000_000, "1.5000000000"),
+            (-30_000_000_000, "-3.0000000000"),
+            (1, "1E-10"),
+            (1_000, "1.000E-7"),
+            (-1_200, "-1.200E-7"),
+            (10_000, "0.0000010000"),
+            (994_870_000_000, "99.4870000000"),
+        ] {
+            assert_eq!(decimal(unscaled, 10), want, "{unscaled}");
+        }
+    }
+
+    #[test]
+    fn the_supply_sums_the_balance_changes_of_the_rounds_up_to_the_latest_closed_one() {
+        let store = MemoryStore::new();
+        let coin = record(&[
+            ("owner", json!({"party": "alice::1"})),
+            (
+                "amount",
+                record(&[
+                    ("initialAmount", numeric("100.0000000000")),
+                    ("createdAt", round(2)),
+                    ("ratePerRound", record(&[("rate", numeric("0.0100000000"))])),
+                ]),
+            ),
+        ]);
+        let tap_result = record(&[("coinSum", record(&[("coin", json!({"contractId": "c1"})), ("round", round(2))]))]);
+        ingest(
+            &store,
+            &[
+                // Round 1: -10.5 + 10 to the amounts as of round zero, 0.001 to the rates,
+                // reached through an exercise the walk goes into.
+                transaction(
+                    "u1",
+                    1,
+                    &["u1:0"],
+                    alloc::vec![
+                        exercised(
+                            "u1:0",
+                            "factory",
+                            "Platform.Api:TransferFactory",
+                            "TransferFactory_Transfer",
+                            record(&[]),
+                            &["u1:1"]
+                        ),
+                        transfer("u1:1", 1, &[("-10.5000000000", "0E-10"), ("10.0000000000", "0.0010000000")]),
+                    ],
+                ),
+                // Round 2: a tap of 100 coins at a rate of 0.01 since round 2.
+                transaction(
+                    "u2",
+                    2,
+                    &["u2:0"],
+                    alloc::vec![
+                        exercised(
+                            "u2:0",
+                            "rules",
+                            "Platform.CoinRules:CoinRules",
+                            "CoinRules_DevNet_Tap",
+                            tap_result,
+                            &["u2:1"]
+                        ),
+                        created("u2:1", "c1", "Platform.Coin:Coin", coin),
+                    ],
+                ),
+                // An import restates, and a transfer under an unlock is not walked into.
+                transaction("u3", 0, &["u3:0"], alloc::vec![transfer("u3:0", 1, &[("1000.0000000000", "0E-10")])]),
+                transaction(
+                    "u4",
+                    3,
+                    &["u4:0"],
+                    alloc::vec![
+                        exercised(
+                            "u4:0",
+                            "l1",
+                            "Platform.Coin:LockedCoin",
+                            "LockedCoin_Unlock",
+                            record(&[]),
+                            &["u4:1"]
+                        ),
+                        transfer("u4:1", 1, &[("1000.0000000000", "0E-10")]),
+                    ],
+                ),
+            ],
+        );
+        assert_eq!(supply(&store), None, "no round closed yet");
+        ingest(&store, &[transaction("u5", 4, &["u5:0"], alloc::vec![closed("u5:0", 1)])]);
+        // -0.5 - (1 + 1) * 0.001
+        let want =
+            TotalSupply { amount: "-0.5020000000".into(), as_of: Timestamp::parse("2024-01-04T00:00:00Z").unwrap() };
+        assert_eq!(supply(&store), Some(want));
+        ingest(&store, &[transaction("u6", 5, &["u6:0"], alloc::vec![closed("u6:0", 2)])]);
+        // -0.5 + 100 + 0.01 * 2 - (2 + 1) * (0.001 + 0.01)
+        let want =
+            TotalSupply { amount: "99.4870000000".into(), as_of: Timestamp::parse("2024-01-05T00:00:00Z").unwrap() };
+        assert_eq!(supply(&store), Some(want.clone()));
+        // An earlier round closed again, or a change of a closed round arriving late.
+        ingest(&store, &[transaction("u7", 6, &["u7:0"], alloc::vec![closed("u7:0", 1)])]);
+        assert_eq!(supply(&store), Some(want));
+        ingest(
+            &store,
+            &[transaction("u8", 7, &["u8:0"], alloc::vec![transfer("u8:0", 2, &[("-1.0000000000", "0E-10")])])],
+        );
+        assert_eq!(supply(&store).map(|s| s.amount), Some("98.4870000000".into()));
+    }
+
+    #[test]
+    fn an_expiry_subtracts_its_summary_and_an_ans_payment_burns_its_coin() {
+        let store = MemoryStore::new();
+        let summary = record(&[
+            ("round", round(1)),
+            ("changeToInitialAmountAsOfRoundZero", numeric("-5.0000000000")),
+            ("changeToHoldingFeesRate", numeric("-0.0010000000")),
+        ]);
+        let coin = |amount: &str| {
+            record(&[(
+                "amount",
+                record(&[
+                    ("initialAmount", numeric(amount)),
+                    ("createdAt", round(1)),
+                    ("ratePerRound", record(&[("rate", numeric("0E-10"))])),
+                ]),
+            )])
+        };
+        ingest(
+            &store,
+            &[
+                transaction(
+                    "u1",
+                    1,
+                    &["u1:0", "u1:1"],
+                    alloc::vec![
+                        exercised(
+                            "u1:0",
+                            "c0",
+                            "Platform.Coin:Coin",
+                            "Coin_Expire",
+                            record(&[("expireSum", summary)]),
+                            &[]
+                        ),
+                        exercised(
+                            "u1:1",
+                            "ans",
+                            "Platform.Ans:AnsRules",
+                            "AnsRules_CollectInitialEntryPayment",
+                            record(&[]),
+                            &["u1:2", "u1:4"]
+                        ),
+                        // The payment: a transfer to the DSO of a coin of 2, which it burns.
+                        exercised(
+                            "u1:2",
+                            "pay",
+                            "Platform.Wallet:Payment",
+                            "Payment_Collect",
+                            record(&[]),
+                            &["u1:3", "u1:5"]
+                        ),
+                        transfer("u1:3", 1, &[("0E-10", "0E-10")]),
+                        exercised("u1:4", "c2", "Platform.Coin:Coin", "Archive", record(&[]), &[]),
+                        created("u1:5", "c2", "Platform.Coin:Coin", coin("2.0000000000")),
+                    ],
+                ),
+                transaction("u2", 2, &["u2:0"], alloc::vec![closed("u2:0", 1)]),
+            ],
+        );
+        // -5 - 2 - (1 + 1) * (-0.001)
+        assert_eq!(supply(&store).map(|s| s.amount), Some("-6.9980000000".into()));
+    }
+
+    #[test]
+    fn the_network_s_names_spell_the_network_s_choices() {
+        let names = SupplyNames::new(&Names { root: "Splice".into(), coin: "Amulet".into() });
+        assert_eq!(names.transfer, "AmuletRules_Transfer");
+        assert_eq!(names.locked_expire, "LockedAmulet_ExpireAmulet");
+        assert_eq!(names.coin_sum, "amuletSum");
+        assert_eq!(names.coin, "Splice.Amulet:Amulet");
+    }
+}
