@@ -10,7 +10,8 @@
 // require.
 //
 // The flows: a free-of-payment transfer (the sender reads the registry's info and its
-// instrument, then asks for the transfer factory: a self transfer, a direct one to a
+// instrument, with its total supply as of the history's latest closed round, then asks
+// for the transfer factory: a self transfer, a direct one to a
 // receiver with a preapproval, and an offer; the receiver asks for the context to accept
 // or to reject a pending transfer instruction; the sender for the one to withdraw it),
 // and a delivery-versus-payment settlement (the sender asks for the allocation factory,
@@ -43,14 +44,30 @@ interface Parties {
   preapproved: string[];
   /** The coin allocations of the history, the latest first. */
   allocations: string[];
+  /** When the latest closed round was closed: the effective time of the transaction that
+   * created the `ClosedMiningRound` of the highest round number (import updates aside). */
+  lastClosedAt?: string;
 }
 
 function parties(history: History): Parties {
   const found: Partial<Parties> = { preapproved: [], allocations: [] };
+  let lastClosed = -1;
   for (const line of history.ndjson.split("\n")) {
     if (!line.trim()) continue;
     const update = JSON.parse(line).update;
     for (const event of Object.values<any>(update?.events_by_id ?? {})) {
+      if (
+        event.event_type === "created_event" &&
+        event.template_id.endsWith(":Platform.Round:ClosedMiningRound") &&
+        !update.record_time.startsWith("0001-")
+      ) {
+        const round = event.create_arguments.record.fields.find((f: any) => f.label === "round");
+        const number = Number(round.value.record.fields.find((f: any) => f.label === "number").value.int64);
+        if (number > lastClosed) {
+          lastClosed = number;
+          found.lastClosedAt = update.effective_at;
+        }
+      }
       if (event.event_type !== "created_event") continue;
       const field = (label: string) =>
         event.create_arguments.record.fields.find((f: any) => f.label === label)?.value.party as string;
@@ -148,6 +165,12 @@ describe("the sender starts a transfer", () => {
       for (const api of ["splice-api-token-transfer-instruction-v1", "splice-api-token-allocation-v1"]) {
         assert.equal(coin.supportedApis[api], 1, `${where}: the instrument supports ${api}: ${JSON.stringify(coin)}`);
       }
+      // The total supply, as of the latest closed round of the history: a decimal of 10
+      // places as the network's registry writes it (scientific below 10^-6).
+      assert.ok(who.lastClosedAt, "the demo history closes no round");
+      assert.equal(coin.totalSupplyAsOf, who.lastClosedAt, `${where}: ${JSON.stringify(coin)}`);
+      assert.match(coin.totalSupply ?? "", /^-?(\d+\.\d{10}|\d(\.\d+)?E-\d+)$/, `${where}: ${JSON.stringify(coin)}`);
+      assert.deepEqual(list.instruments[0], coin, `${where}: the list and the lookup state the same instrument`);
     }
   });
 
