@@ -103,12 +103,12 @@ pub(crate) fn among<'a>(
 }
 
 /// The singleton among `contracts`: latest creation, then highest contract id.
-pub(crate) fn latest<'a>(contracts: Vec<&'a Active>) -> Option<&'a Active> {
+pub(crate) fn latest(contracts: Vec<&Active>) -> Option<&Active> {
     contracts.into_iter().max_by(|a, b| a.recency().cmp(&b.recency()))
 }
 
 /// The open round in use among `rounds` at `now` (module docs).
-pub(crate) fn open_round_in_use<'a>(rounds: Vec<&'a Active>, now: Timestamp) -> Option<&'a Active> {
+pub(crate) fn open_round_in_use(rounds: Vec<&Active>, now: Timestamp) -> Option<&Active> {
     rounds
         .into_iter()
         .filter_map(|round| {

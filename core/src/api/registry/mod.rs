@@ -4,8 +4,11 @@
 //!
 //! - [`metadata`]: `GET /registry/metadata/v1/{info,instruments,instruments/{id}}`;
 //! - [`factory`]: `POST /registry/transfer-instruction/{v1,v2}/transfer-factory`;
-//! - [`allocation`]: `POST /registry/allocation-instruction/v1/allocation-factory` and
-//!   `POST /registry/allocations/v1/{allocationId}/choice-contexts/{execute-transfer,withdraw,cancel}`;
+//! - [`allocation`]: `POST /registry/allocation-instruction/{v1,v2}/allocation-factory`,
+//!   `POST /registry/allocations/v1/{allocationId}/choice-contexts/{execute-transfer,withdraw,cancel}`
+//!   and `POST /registry/allocations/v2/{allocationId}/choice-contexts/{withdraw,cancel}`;
+//! - [`candidates`]: how every context and factory reads and chooses the contracts it
+//!   discloses, in one call;
 //! - this module: the choice contexts of a transfer instruction, under both `v1` and `v2`
 //!   (`POST /registry/transfer-instruction/{v1,v2}/{id}/choice-contexts/{choice}`), one
 //!   context for both versions.

@@ -15,7 +15,9 @@
 //!   party config state and open mining round. Every choice context and factory reads
 //!   it.
 //! - `r 1`: the featured app rights ([`Featured`]): for each provider, the ids of its
-//!   active featured app rights. The contexts that may feature a party read it.
+//!   active featured app rights. The contexts that may feature a party read it. The Scan
+//!   state finds them by provider too (`F`, [`crate::state::scan`]), but with a scan,
+//!   which cannot join the keys a context reads in one `get_many`; this record can.
 //!
 //! Both hold ids only. A contract's template, payload, blob and package name stay in
 //! its ledger record (`C`), and where it is now in its reassignment record (`R`,
