@@ -19,7 +19,7 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::config::Config;
+use crate::model::config::{Config, Names};
 use crate::model::error::Error;
 use crate::model::json::Json;
 use crate::model::names::TemplateNames;
@@ -28,6 +28,8 @@ use crate::model::value::PathError;
 use crate::state::ledger::{self, Outcome, StoredUpdate};
 use crate::state::network::{self, Backfill, KnownSynchronizers, RollForwardLsu, Topology, WalletUser};
 use crate::state::projection::Projection;
+use crate::state::registry::supply::{SupplyNames, TotalSupplyState};
+use crate::state::registry::{RegistryIndex, RegistryTemplates};
 use crate::state::scan::transfer_commands::TransferCommands;
 use crate::state::scan::{ScanState, ScanTemplates};
 use crate::state::wallet::outcome::LedgerOutcomes;
@@ -188,17 +190,40 @@ fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
         .collect()
 }
 
+/// The templates and choices the projections follow, spelled by the configured names.
+#[derive(Debug, Clone)]
+pub struct Followed {
+    names: TemplateNames,
+    scan: ScanTemplates,
+    registry: RegistryTemplates,
+    supply: SupplyNames,
+}
+
+impl Followed {
+    /// Everything the projections follow, as `names` spells it.
+    pub fn new(names: &Names) -> Self {
+        Followed {
+            names: TemplateNames::new(names),
+            scan: ScanTemplates::new(names),
+            registry: RegistryTemplates::new(names),
+            supply: SupplyNames::new(names),
+        }
+    }
+}
+
 /// Every piece of state ingest derives from the ledger, in the order it applies each
 /// new update to them: the one list of projections, which both the batch's prefetch
-/// and its apply step go through. `names` and `scan` name the templates they follow.
-pub fn projections<'n>(names: &'n TemplateNames, scan: &'n ScanTemplates) -> impl Projection + 'n {
+/// and its apply step go through. `followed` names the templates they follow.
+pub fn projections(followed: &Followed) -> impl Projection + '_ {
     KnownSynchronizers
         .then(LedgerOutcomes)
         .then(Migrations)
-        .then(Rounds::new(names))
-        .then(PriceVotes::new(names))
-        .then(ScanState::new(scan))
-        .then(TransferCommands::new(scan))
+        .then(Rounds::new(&followed.names))
+        .then(PriceVotes::new(&followed.names))
+        .then(ScanState::new(&followed.scan))
+        .then(TransferCommands::new(&followed.scan))
+        .then(RegistryIndex::new(&followed.registry))
+        .then(TotalSupplyState::new(&followed.supply))
 }
 
 /// Applies one ingest batch atomically and says what changed.
@@ -210,9 +235,8 @@ pub fn projections<'n>(names: &'n TemplateNames, scan: &'n ScanTemplates) -> imp
 /// ([`ledger::apply_update`]), then applied to every [`projections`]. `config` names the
 /// templates that derived state follows.
 pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result<Summary, Error> {
-    let names = TemplateNames::new(&config.names);
-    let scan = ScanTemplates::new(&config.names);
-    let projections = projections(&names, &scan);
+    let followed = Followed::new(&config.names);
+    let projections = projections(&followed);
     let mut records = parse_records(body)?;
     let reads = keys_read(&records, &projections);
     let applied = commit::guarded(store, async || {

@@ -7,10 +7,13 @@
 // instruction v1, allocation instruction v1, allocation v1). A path, parameter or field
 // that those files do not declare does not compile here; the client rejects any answer
 // that is not a success, and the checks below hold each answer to the fields the files
-// require.
+// require. At the end every answer, errors included, is judged at run time by the
+// declarations that package ships for those files (`network-shapes.mts`): no package
+// ships the files themselves.
 //
 // The flows: a free-of-payment transfer (the sender reads the registry's info and its
-// instrument, then asks for the transfer factory: a self transfer, a direct one to a
+// instrument, with its total supply as of the history's latest closed round, then asks
+// for the transfer factory: a self transfer, a direct one to a
 // receiver with a preapproval, and an offer; the receiver asks for the context to accept
 // or to reject a pending transfer instruction; the sender for the one to withdraw it),
 // and a delivery-versus-payment settlement (the sender asks for the allocation factory,
@@ -21,6 +24,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { TokenStandardClient } from "@canton-network/core-token-standard";
+import { judge, recordedAnswers, shape } from "./network-shapes.mjs";
 import { adminToken, demoHistory, startNode, stopNode, type History } from "./node.mjs";
 
 /** The client logs nothing: failures are the assertions'. */
@@ -43,14 +47,30 @@ interface Parties {
   preapproved: string[];
   /** The coin allocations of the history, the latest first. */
   allocations: string[];
+  /** When the latest closed round was closed: the effective time of the transaction that
+   * created the `ClosedMiningRound` of the highest round number (import updates aside). */
+  lastClosedAt?: string;
 }
 
 function parties(history: History): Parties {
   const found: Partial<Parties> = { preapproved: [], allocations: [] };
+  let lastClosed = -1;
   for (const line of history.ndjson.split("\n")) {
     if (!line.trim()) continue;
     const update = JSON.parse(line).update;
     for (const event of Object.values<any>(update?.events_by_id ?? {})) {
+      if (
+        event.event_type === "created_event" &&
+        event.template_id.endsWith(":Platform.Round:ClosedMiningRound") &&
+        !update.record_time.startsWith("0001-")
+      ) {
+        const round = event.create_arguments.record.fields.find((f: any) => f.label === "round");
+        const number = Number(round.value.record.fields.find((f: any) => f.label === "number").value.int64);
+        if (number > lastClosed) {
+          lastClosed = number;
+          found.lastClosedAt = update.effective_at;
+        }
+      }
       if (event.event_type !== "created_event") continue;
       const field = (label: string) =>
         event.create_arguments.record.fields.find((f: any) => f.label === label)?.value.party as string;
@@ -128,19 +148,27 @@ function assertChoiceContext(context: { choiceContextData: object; disclosedCont
 describe("the sender starts a transfer", () => {
   test("registry info and the coin instrument", async () => {
     for (const [where, client] of clients()) {
-      const info = await client.get("/registry/metadata/v1/info");
+      const info = shape(`${where} info`, "metadata", "GetRegistryInfoResponse", await client.get("/registry/metadata/v1/info"));
       assert.equal(info.adminId, who.dso, where);
       assert.equal(info.supportedApis["splice-api-token-metadata-v1"], 1, `${where}: ${JSON.stringify(info)}`);
 
-      const list = await client.get("/registry/metadata/v1/instruments", { query: { pageSize: 10 } });
+      const list = shape(
+        `${where} instruments`,
+        "metadata",
+        "ListInstrumentsResponse",
+        await client.get("/registry/metadata/v1/instruments", { query: { pageSize: 10 } }),
+      );
       assert.deepEqual(
         list.instruments.map((i) => i.id),
         ["Coin"],
       );
       assert.equal(list.nextPageToken, undefined, "one instrument: no next page");
-      const coin = await client.get("/registry/metadata/v1/instruments/{instrumentId}", {
-        path: { instrumentId: "Coin" },
-      });
+      const coin = shape(
+        `${where} instrument`,
+        "metadata",
+        "Instrument",
+        await client.get("/registry/metadata/v1/instruments/{instrumentId}", { path: { instrumentId: "Coin" } }),
+      );
       assert.equal(coin.decimals, 10);
       assert.equal(typeof coin.name, "string");
       assert.equal(typeof coin.symbol, "string");
@@ -148,16 +176,27 @@ describe("the sender starts a transfer", () => {
       for (const api of ["splice-api-token-transfer-instruction-v1", "splice-api-token-allocation-v1"]) {
         assert.equal(coin.supportedApis[api], 1, `${where}: the instrument supports ${api}: ${JSON.stringify(coin)}`);
       }
+      // The total supply, as of the latest closed round of the history: a decimal of 10
+      // places as the network's registry writes it (scientific below 10^-6).
+      assert.ok(who.lastClosedAt, "the demo history closes no round");
+      assert.equal(coin.totalSupplyAsOf, who.lastClosedAt, `${where}: ${JSON.stringify(coin)}`);
+      assert.match(coin.totalSupply ?? "", /^-?(\d+\.\d{10}|\d(\.\d+)?E-\d+)$/, `${where}: ${JSON.stringify(coin)}`);
+      assert.deepEqual(list.instruments[0], coin, `${where}: the list and the lookup state the same instrument`);
     }
   });
 
   test("the transfer factory: self, direct and offer", async () => {
     for (const [where, client] of clients()) {
-      const ask = (sender: string, receiver: string) =>
-        client.post("/registry/transfer-instruction/v1/transfer-factory", {
-          choiceArguments: transfer(sender, receiver) as never,
-          excludeDebugFields: true,
-        });
+      const ask = async (sender: string, receiver: string) =>
+        shape(
+          `${where} transfer factory from ${sender} to ${receiver}`,
+          "transferInstruction",
+          "TransferFactoryWithChoiceContext",
+          await client.post("/registry/transfer-instruction/v1/transfer-factory", {
+            choiceArguments: transfer(sender, receiver) as never,
+            excludeDebugFields: true,
+          }),
+        );
 
       const self = await ask(who.owner, who.owner);
       assert.equal(self.transferKind, "self", where);
@@ -187,7 +226,7 @@ describe("the sender starts a transfer", () => {
         choiceArguments: expired as never,
         excludeDebugFields: true,
       }),
-      (error: any) => /expired/.test(error.error),
+      (error: any) => /expired/.test(shape("an expired transfer", "transferInstruction", "ErrorResponse", error).error),
     );
   });
 });
@@ -205,9 +244,11 @@ describe("the receiver and the sender settle it", () => {
               { meta: {}, excludeDebugFields: true },
               { path: { transferInstructionId: id } },
             );
+            shape(`${where} ${choice} context of ${id}`, "transferInstruction", "ChoiceContext", context);
             break;
           } catch (error: any) {
             // An instruction that completed, or whose locked coin is gone or moving.
+            shape(`${where} ${choice} refused for ${id}`, "transferInstruction", "ErrorResponse", error);
             assert.match(error.error, /./, `${where} ${choice} ${id}: an error names its reason`);
             refused.push(error.error);
           }
@@ -246,10 +287,15 @@ function allocate(sender: string, receiver: string, executor: string) {
 describe("a delivery-versus-payment settlement", () => {
   test("the sender allocates through the allocation factory", async () => {
     for (const [where, client] of clients()) {
-      const factory = await client.post("/registry/allocation-instruction/v1/allocation-factory", {
-        choiceArguments: allocate(who.owner, "buyer::1220" + "0".repeat(64), who.dso) as never,
-        excludeDebugFields: true,
-      });
+      const factory = shape(
+        `${where} allocation factory`,
+        "allocationInstruction",
+        "FactoryWithChoiceContext",
+        await client.post("/registry/allocation-instruction/v1/allocation-factory", {
+          choiceArguments: allocate(who.owner, "buyer::1220" + "0".repeat(64), who.dso) as never,
+          excludeDebugFields: true,
+        }),
+      );
       assert.ok(factory.factoryId.length > 0, where);
       assertChoiceContext(factory.choiceContext, `${where} allocation factory`);
       assert.ok(factory.choiceContext.disclosedContracts.length > 0, `${where}: the factory discloses its contracts`);
@@ -268,9 +314,11 @@ describe("a delivery-versus-payment settlement", () => {
               { meta: {}, excludeDebugFields: true },
               { path: { allocationId: id } },
             );
+            shape(`${where} ${choice} context of ${id}`, "allocation", "ChoiceContext", context);
             break;
           } catch (error: any) {
             // An allocation that was settled, or whose locked coin is gone or moving.
+            shape(`${where} ${choice} refused for ${id}`, "allocation", "ErrorResponse", error);
             assert.match(error.error, /./, `${where} ${choice} ${id}: an error names its reason`);
             refused.push(error.error);
           }
@@ -281,4 +329,30 @@ describe("a delivery-versus-payment settlement", () => {
       }
     });
   }
+});
+
+describe("the answers, as the network's files declare them", () => {
+  test("every answer above is of its schema in the network's token-standard APIs", () => {
+    const answers = recordedAnswers();
+    // Info, list and instrument, three transfer factories, each of the three contexts
+    // of an instruction and of an allocation and an allocation factory, at both bases;
+    // and the refused transfer.
+    assert.ok(answers.length >= 27, `only ${answers.length} answers were recorded`);
+    assert.deepEqual(judge(answers), []);
+  });
+
+  test("an answer of another shape is refused, naming what is wrong", () => {
+    const instrument = { id: "Coin", name: "Coin", symbol: "Coin", decimals: 10, supportedApis: {} };
+    const context = { choiceContextData: { values: {} }, disclosedContracts: [{ templateId: "t", contractId: "c" }] };
+    const refused = judge([
+      { what: "decimals as a string", api: "metadata", schema: "Instrument", answer: { ...instrument, decimals: "10" } },
+      { what: "an undeclared field", api: "metadata", schema: "Instrument", answer: { ...instrument, colour: "red" } },
+      { what: "a contract without its blob", api: "allocation", schema: "ChoiceContext", answer: context },
+      { what: "a kind of transfer the API has not", api: "transferInstruction", schema: "TransferFactoryWithChoiceContext",
+        answer: { factoryId: "f", transferKind: "gift", choiceContext: { choiceContextData: {}, disclosedContracts: [] } } },
+    ]);
+    for (const want of [/decimals/, /colour/, /createdEventBlob/, /gift/]) {
+      assert.ok(refused.some((problem) => want.test(problem)), `${want}: ${refused.join("\n")}`);
+    }
+  });
 });

@@ -195,12 +195,13 @@ fn the_export_endpoints_cost_a_bounded_number_of_store_reads() {
 
 /// The scan reads of a validator and a wallet (`core/src/api/scan`) each cost a fixed
 /// number of store reads, whatever the size of the history: a scan of one kind's or one
-/// key's prefix, and one more per contract answered with the synchronizer it is on now.
+/// key's prefix, and one get per contract answered with the synchronizer it is on now.
 #[test]
 fn the_scan_reads_of_a_validator_and_a_wallet_cost_a_fixed_number_of_store_reads() {
     for updates in [400, 1500] {
         let (node, _) = ingested(updates);
         let scans = |n: u32| StoreCalls { scan: n, ..StoreCalls::default() };
+        let scans_gets = |scan: u32, get: u32| StoreCalls { scan, get, ..StoreCalls::default() };
         let get = |target: &str| {
             let (response, calls) =
                 node.instance().expect("an instance").handle_counted(&request("GET", target, None)).expect("handled");
@@ -213,7 +214,7 @@ fn the_scan_reads_of_a_validator_and_a_wallet_cost_a_fixed_number_of_store_reads
         // The singleton, and where it is now.
         for path in ["/v0/coin-rules", "/v0/external-party-coin-rules", "/v0/ans-rules"] {
             let (_, calls) = post_json(&node, path, serde_json::json!({}));
-            assert_eq!(calls, scans(2), "{path}");
+            assert_eq!(calls, scans_gets(1, 1), "{path}");
         }
         // Three lists, and one read per open or issuing round for where it is.
         let body =
@@ -222,13 +223,13 @@ fn the_scan_reads_of_a_validator_and_a_wallet_cost_a_fixed_number_of_store_reads
         let held = |field: &str| rounds[field].as_object().map_or(0, |m| m.len() as u32);
         let (open, issuing) = (held("open_mining_rounds"), held("issuing_mining_rounds"));
         assert!(open >= 3 && issuing >= 1, "{rounds}");
-        assert_eq!(calls, scans(3 + open + issuing), "open and issuing rounds");
+        assert_eq!(calls, scans_gets(3, open + issuing), "open and issuing rounds");
         // The rules, the coin rules, the open rounds, the node states; each answered
         // contract's state.
         let (info, calls) = get("/v0/dso");
         let states = info["sv_node_states"].as_array().map_or(0, |s| s.len() as u32);
         assert_eq!(states, 4, "{info}");
-        assert_eq!(calls, scans(4 + 3 + states), "dso");
+        assert_eq!(calls, scans_gets(4, 3 + states), "dso");
         for target in ["/v0/dso-sequencers", "/v0/scans", "/v0/migrations/last", "/v0/featured-apps"] {
             assert_eq!(get(target).1, scans(1), "{target}");
         }
@@ -237,7 +238,7 @@ fn the_scan_reads_of_a_validator_and_a_wallet_cost_a_fixed_number_of_store_reads
         }
         let (coupons, calls) = get("/v0/unclaimed-development-fund-coupons");
         let held = coupons["unclaimed-development-fund-coupons"].as_array().map_or(0, |c| c.len() as u32);
-        assert_eq!((held, calls), (2, scans(1 + held)), "development fund coupons");
+        assert_eq!((held, calls), (2, scans_gets(1, held)), "development fund coupons");
         // Lookups: one scan of the key's prefix, and the state of what a lookup answers
         // with it.
         let (apps, _) = get("/v0/featured-apps");
@@ -253,7 +254,7 @@ fn the_scan_reads_of_a_validator_and_a_wallet_cost_a_fixed_number_of_store_reads
         assert_eq!(get(&format!("/v0/ans-entries/by-party/{user}")).1, scans(2), "ans entry of {user}");
         assert_eq!(get(&format!("/v0/ans-entries/by-name/{name}")).1, scans(2), "ans entry {name}");
         let (_, calls) = get(&format!("/v0/transfer-preapprovals/by-party/{user}"));
-        assert_eq!(calls, scans(2), "preapproval of {user}");
+        assert_eq!(calls, scans_gets(1, 1), "preapproval of {user}");
         let (request, _) = get("/v0/admin/validator/licenses?limit=1");
         assert!(request["next_page_token"].is_i64(), "{request}");
         // Transfer commands: one scan of the sender and nonce's prefix, archived ones
@@ -286,11 +287,12 @@ fn transfer_command_sender(updates: usize) -> String {
     sender["value"]["party"].as_str().expect("a party").to_owned()
 }
 
-/// The token standard registry: the metadata from one scan; the transfer factory from
-/// one scan each for the coin rules, the factory, the open rounds, the external party
-/// config states and (unless a self transfer) the receiver's preapproval, and then
-/// (when there is one) its provider's featured app right, one `get_many` of the candidates' records, and one
-/// scan per disclosed contract for where it is now.
+/// The token standard registry: every call in at most three store calls, whatever the
+/// size of the history. The metadata: one scan for the admin, and one get of the total
+/// supply for an instrument. The factories: a scan of the receiver's preapproval (unless
+/// a self transfer), one `get_many` of the registry's index of standing contracts (and
+/// featured app rights, for a receiver's preapproval), one `get_many` of every
+/// candidate's record and location.
 #[test]
 fn the_registry_s_calls_cost_a_fixed_number_of_store_reads() {
     let (node, _) = ingested(1500);
@@ -304,7 +306,9 @@ fn the_registry_s_calls_cost_a_fixed_number_of_store_reads() {
     let (info, calls) = get("/registry/metadata/v1/info");
     assert_eq!(calls, scans(1), "registry info");
     for target in ["/registry/metadata/v1/instruments", "/registry/metadata/v1/instruments/Coin"] {
-        assert_eq!(get(target).1, scans(1), "{target}");
+        let (instrument, calls) = get(target);
+        assert_eq!(calls, StoreCalls { scan: 1, get: 1, ..StoreCalls::default() }, "{target}");
+        assert!(instrument.to_string().contains("totalSupplyAsOf"), "the demo closes rounds: {instrument}");
     }
     let dso = info["adminId"].as_str().expect("an admin").to_owned();
     let (entries, _) = get("/v0/ans-entries?page_size=1");
@@ -320,21 +324,25 @@ fn the_registry_s_calls_cost_a_fixed_number_of_store_reads() {
                 "inputHoldingCids": ["h"], "meta": {"values": {}}},
             "extraArgs": {"context": {"values": {}}, "meta": {"values": {}}}}})
     };
-    let path = "/registry/transfer-instruction/v1/transfer-factory";
-    for (sender, receiver, kind, lookups) in [
-        ("nobody::1", user.as_str(), "direct", 6),
-        ("nobody::1", "nobody::2", "offer", 5),
-        ("nobody::1", "nobody::1", "self", 4),
-    ] {
-        let (answer, calls) = post_json(&node, path, body(sender, receiver));
-        assert_eq!(answer["transferKind"], kind, "{answer}");
-        let disclosed = answer["choiceContext"]["disclosedContracts"].as_array().map_or(0, |d| d.len() as u32);
-        assert_eq!(calls, StoreCalls { scan: lookups + disclosed, get_many: 1, ..StoreCalls::default() }, "{kind}");
+    for path in
+        ["/registry/transfer-instruction/v1/transfer-factory", "/registry/transfer-instruction/v2/transfer-factory"]
+    {
+        for (sender, receiver, kind, lookups) in [
+            ("nobody::1", user.as_str(), "direct", 1),
+            ("nobody::1", "nobody::2", "offer", 1),
+            ("nobody::1", "nobody::1", "self", 0),
+        ] {
+            let (answer, calls) = post_json(&node, path, body(sender, receiver));
+            assert_eq!(answer["transferKind"], kind, "{answer}");
+            assert!(answer["choiceContext"]["disclosedContracts"].as_array().is_some_and(|d| d.len() >= 3), "{answer}");
+            assert_eq!(calls, StoreCalls { scan: lookups, get_many: 2, ..StoreCalls::default() }, "{path} {kind}");
+        }
     }
 }
 
-/// The allocations of a demo history still live at its end, oldest first.
-fn live_allocations(history: &[u8]) -> Vec<String> {
+/// The contracts of a template (by the end of its id) of a demo history still live at its
+/// end, oldest first.
+fn live_contracts(history: &[u8], template_suffix: &str) -> Vec<String> {
     let mut live: Vec<String> = Vec::new();
     for record in history.split(|b| *b == b'\n').filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok()) {
         let Some(events) = record.get("update").and_then(|u| u.get("events_by_id")).and_then(|e| e.as_object()) else {
@@ -344,9 +352,7 @@ fn live_allocations(history: &[u8]) -> Vec<String> {
             let id = event["contract_id"].as_str().unwrap_or_default().to_owned();
             match event["event_type"].as_str() {
                 Some("created_event")
-                    if event["template_id"]
-                        .as_str()
-                        .is_some_and(|t| t.ends_with(":Platform.CoinAllocation:CoinAllocation")) =>
+                    if event["template_id"].as_str().is_some_and(|t| t.ends_with(template_suffix)) =>
                 {
                     live.push(id)
                 }
@@ -358,37 +364,81 @@ fn live_allocations(history: &[u8]) -> Vec<String> {
     live
 }
 
-#[test]
-fn the_allocation_calls_cost_a_fixed_number_of_store_reads() {
+/// A node that ingested a demo history of 1500 updates, and its live contracts of
+/// `template_suffix`.
+fn ingested_with_live(template_suffix: &str) -> (Node, Vec<String>) {
     let node = node();
     let (history, _) = demo(1500);
-    let live = live_allocations(&history);
-    assert!(!live.is_empty(), "the demo history leaves no allocation live");
+    let live = live_contracts(&history, template_suffix);
+    assert!(!live.is_empty(), "the demo history leaves no {template_suffix} live");
     let (response, _) = node
         .instance()
         .expect("an instance")
         .handle_counted(&request("POST", "/v0/admin/ingest", Some(history)))
         .expect("ingest");
     assert_eq!(response.status, 200, "{}", String::from_utf8_lossy(&response.body));
-    let disclosed = |answer: &serde_json::Value| answer["disclosedContracts"].as_array().map_or(0, |d| d.len() as u32);
+    (node, live)
+}
+
+fn disclosed(answer: &serde_json::Value) -> usize {
+    answer["disclosedContracts"].as_array().map_or(0, Vec::len)
+}
+
+/// Every choice context: one `get_many` of the registry's index and the contract's
+/// record, one `get_many` of the records and locations of the locked coin and of every
+/// candidate, whatever the choice and the version.
+#[test]
+fn the_transfer_instruction_contexts_cost_two_store_calls() {
+    let (node, live) = ingested_with_live(":Platform.CoinTransferInstruction:CoinTransferInstruction");
+    let two = StoreCalls { get_many: 2, ..StoreCalls::default() };
+    let mut locked = 0;
     for id in &live {
-        // Withdraw: the allocation's and the locked coin's records, three template scans,
-        // one get_many, one location per disclosed contract.
-        let (answer, calls) =
-            post_json(&node, &format!("/registry/allocations/v1/{id}/choice-contexts/withdraw"), serde_json::json!({}));
-        let unlocked = disclosed(&answer);
-        assert!(unlocked >= 3, "{answer}");
-        assert_eq!(
-            calls,
-            StoreCalls { get: 2, get_many: 1, scan: 3 + unlocked, ..StoreCalls::default() },
-            "withdraw {id}"
-        );
-        // Execute: the same, plus one lookup of the executor's featured app right.
-        let path = format!("/registry/allocations/v1/{id}/choice-contexts/execute-transfer");
-        let (answer, calls) = post_json(&node, &path, serde_json::json!({}));
-        let n = disclosed(&answer);
-        assert!(n == unlocked || n == unlocked + 1, "{answer}");
-        assert_eq!(calls, StoreCalls { get: 2, get_many: 1, scan: 4 + n, ..StoreCalls::default() }, "execute {id}");
+        for version in ["v1", "v2"] {
+            for choice in ["reject", "withdraw"] {
+                let path = format!("/registry/transfer-instruction/{version}/{id}/choice-contexts/{choice}");
+                let (response, calls) = node
+                    .instance()
+                    .expect("an instance")
+                    .handle_counted(&request("POST", &path, Some(b"{}".to_vec())))
+                    .expect("handled");
+                // A locked coin being reassigned is a 409, after the same reads.
+                assert!([200, 409].contains(&response.status), "{path}: {}", String::from_utf8_lossy(&response.body));
+                assert_eq!(calls, two, "{path}");
+                let answer: serde_json::Value = serde_json::from_slice(&response.body).expect("JSON");
+                locked += usize::from(disclosed(&answer) >= 3);
+            }
+        }
+    }
+    assert!(locked > 0, "no live instruction of the demo still holds its locked coin");
+    let (response, calls) = node
+        .instance()
+        .expect("an instance")
+        .handle_counted(&request(
+            "POST",
+            "/registry/transfer-instruction/v2/00nothing/choice-contexts/accept",
+            Some(b"{}".to_vec()),
+        ))
+        .expect("handled");
+    assert_eq!(response.status, 404);
+    assert_eq!(calls, StoreCalls { get_many: 1, ..StoreCalls::default() }, "an unknown instruction");
+}
+
+#[test]
+fn the_allocation_calls_cost_two_store_calls() {
+    let (node, live) = ingested_with_live(":Platform.CoinAllocation:CoinAllocation");
+    let two = StoreCalls { get_many: 2, ..StoreCalls::default() };
+    for id in &live {
+        for path in [
+            format!("/registry/allocations/v1/{id}/choice-contexts/withdraw"),
+            format!("/registry/allocations/v1/{id}/choice-contexts/cancel"),
+            format!("/registry/allocations/v1/{id}/choice-contexts/execute-transfer"),
+            format!("/registry/allocations/v2/{id}/choice-contexts/withdraw"),
+            format!("/registry/allocations/v2/{id}/choice-contexts/cancel"),
+        ] {
+            let (answer, calls) = post_json(&node, &path, serde_json::json!({}));
+            assert!(disclosed(&answer) >= 3, "{answer}");
+            assert_eq!(calls, two, "{path}");
+        }
     }
     let (info, _) = get_json(&node, "/registry/metadata/v1/info");
     let dso = info["adminId"].as_str().expect("an admin").to_owned();
@@ -401,11 +451,14 @@ fn the_allocation_calls_cost_a_fixed_number_of_store_reads() {
             "transferLeg": {"sender": "nobody::1", "receiver": "nobody::2", "amount": "1.0",
                 "instrumentId": {"admin": dso, "id": "Coin"}}},
         "requestedAt": "2020-01-01T00:00:00Z", "inputHoldingCids": ["h"]}});
-    let (answer, calls) = post_json(&node, "/registry/allocation-instruction/v1/allocation-factory", body);
-    let n = disclosed(&answer["choiceContext"]);
-    // The coin rules, the factory, the open rounds and the config states: 4 scans; one
-    // get_many; one location per disclosed contract.
-    assert_eq!(calls, StoreCalls { scan: 4 + n, get_many: 1, ..StoreCalls::default() }, "allocation factory");
+    for path in [
+        "/registry/allocation-instruction/v1/allocation-factory",
+        "/registry/allocation-instruction/v2/allocation-factory",
+    ] {
+        let (answer, calls) = post_json(&node, path, body.clone());
+        assert!(disclosed(&answer["choiceContext"]) >= 1, "{answer}");
+        assert_eq!(calls, two, "{path}");
+    }
 }
 
 fn get_json(node: &Node, target: &str) -> (serde_json::Value, StoreCalls) {

@@ -55,8 +55,9 @@
 //! | GET | `/registry/metadata/v1/instruments/{instrumentId}` | [`RegistryRoute::Instrument`] | `/api/scan` |
 //! | POST | `/registry/transfer-instruction/{v1,v2}/transfer-factory` | [`RegistryRoute::TransferFactory`] | `/api/scan` |
 //! | POST | `/registry/transfer-instruction/v1/{id}/choice-contexts/{reject,accept,withdraw}` | [`RegistryRoute::ChoiceContextV1`] | `/api/scan` |
-//! | POST | `/registry/allocation-instruction/v1/allocation-factory` | [`RegistryRoute::AllocationFactory`] | `/api/scan` |
+//! | POST | `/registry/allocation-instruction/{v1,v2}/allocation-factory` | [`RegistryRoute::AllocationFactory`] | `/api/scan` |
 //! | POST | `/registry/allocations/v1/{allocationId}/choice-contexts/{execute-transfer,withdraw,cancel}` | [`RegistryRoute::AllocationContext`] | `/api/scan` |
+//! | POST | `/registry/allocations/v2/{allocationId}/choice-contexts/{withdraw,cancel}` | [`RegistryRoute::AllocationContext`] | `/api/scan` |
 //! | GET | `/livez` | [`Route::Livez`] | `/api/scan`, `/api/validator` |
 //! | GET | `/readyz` | [`Route::Readyz`] | `/api/scan`, `/api/validator` |
 //! | GET | `/status` | [`Route::Status`] | `/api/scan`, `/api/validator` |
@@ -692,10 +693,16 @@ pub enum RegistryRoute {
         /// The choice the context is for.
         choice: TransferChoice,
     },
-    /// `POST /registry/allocation-instruction/v1/allocation-factory`
-    AllocationFactory,
-    /// `POST /registry/allocations/v1/{allocationId}/choice-contexts/{choice}`
+    /// `POST /registry/allocation-instruction/{v1,v2}/allocation-factory`
+    AllocationFactory {
+        /// Which API version.
+        api: RegistryApi,
+    },
+    /// `POST /registry/allocations/{v1,v2}/{allocationId}/choice-contexts/{choice}` (v2
+    /// has no `execute-transfer`: its settlement is not a choice on the allocation).
     AllocationContext {
+        /// Which API version.
+        api: RegistryApi,
         /// The allocation's contract id.
         allocation_id: PathParam<ContractId>,
         /// The choice the context is for.
@@ -722,15 +729,26 @@ impl RegistryRoute {
             ChoiceContextV1 { choice: TransferChoice::Withdraw, .. } => {
                 "/registry/transfer-instruction/v1/{id}/choice-contexts/withdraw"
             }
-            AllocationFactory => "/registry/allocation-instruction/v1/allocation-factory",
-            AllocationContext { choice: AllocationChoice::ExecuteTransfer, .. } => {
+            AllocationFactory { api: RegistryApi::V1 } => "/registry/allocation-instruction/v1/allocation-factory",
+            AllocationFactory { api: RegistryApi::V2 } => "/registry/allocation-instruction/v2/allocation-factory",
+            AllocationContext { api: RegistryApi::V1, choice: AllocationChoice::ExecuteTransfer, .. } => {
                 "/registry/allocations/v1/{allocationId}/choice-contexts/execute-transfer"
             }
-            AllocationContext { choice: AllocationChoice::Withdraw, .. } => {
+            AllocationContext { api: RegistryApi::V1, choice: AllocationChoice::Withdraw, .. } => {
                 "/registry/allocations/v1/{allocationId}/choice-contexts/withdraw"
             }
-            AllocationContext { choice: AllocationChoice::Cancel, .. } => {
+            AllocationContext { api: RegistryApi::V1, choice: AllocationChoice::Cancel, .. } => {
                 "/registry/allocations/v1/{allocationId}/choice-contexts/cancel"
+            }
+            AllocationContext { api: RegistryApi::V2, choice: AllocationChoice::Withdraw, .. } => {
+                "/registry/allocations/v2/{allocationId}/choice-contexts/withdraw"
+            }
+            AllocationContext { api: RegistryApi::V2, choice: AllocationChoice::Cancel, .. } => {
+                "/registry/allocations/v2/{allocationId}/choice-contexts/cancel"
+            }
+            // Never routed (v2 settles through a factory, not a choice on the allocation).
+            AllocationContext { api: RegistryApi::V2, choice: AllocationChoice::ExecuteTransfer, .. } => {
+                "/registry/allocations/v2/{allocationId}/choice-contexts/execute-transfer"
             }
         }
     }
@@ -760,15 +778,26 @@ impl RegistryRoute {
                 let transfer_instruction_id = ContractId::from_path(id, "transfer_instruction_id");
                 (ChoiceContextV1 { transfer_instruction_id, choice }, "POST")
             }
-            ["registry", "allocation-instruction", "v1", "allocation-factory"] => (AllocationFactory, "POST"),
-            ["registry", "allocations", "v1", id, "choice-contexts", choice] => {
-                let choice = match *choice {
-                    "execute-transfer" => AllocationChoice::ExecuteTransfer,
-                    "withdraw" => AllocationChoice::Withdraw,
-                    "cancel" => AllocationChoice::Cancel,
+            ["registry", "allocation-instruction", "v1", "allocation-factory"] => {
+                (AllocationFactory { api: RegistryApi::V1 }, "POST")
+            }
+            ["registry", "allocation-instruction", "v2", "allocation-factory"] => {
+                (AllocationFactory { api: RegistryApi::V2 }, "POST")
+            }
+            ["registry", "allocations", version, id, "choice-contexts", choice] => {
+                let api = match *version {
+                    "v1" => RegistryApi::V1,
+                    "v2" => RegistryApi::V2,
                     _ => return None,
                 };
-                (AllocationContext { allocation_id: ContractId::from_path(id, "allocationId"), choice }, "POST")
+                let choice = match (*choice, api) {
+                    ("execute-transfer", RegistryApi::V1) => AllocationChoice::ExecuteTransfer,
+                    ("withdraw", _) => AllocationChoice::Withdraw,
+                    ("cancel", _) => AllocationChoice::Cancel,
+                    _ => return None,
+                };
+                let allocation_id = ContractId::from_path(id, "allocationId");
+                (AllocationContext { api, allocation_id, choice }, "POST")
             }
             _ => return None,
         })
@@ -830,11 +859,11 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route); 65] {
+    fn every_route() -> [(Method, &'static str, Route); 68] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice };
-        let allocation = |choice| {
+        let allocation = |api, choice| {
             let allocation_id = Ok(ContractId::parse("allocationId", "00ab").unwrap());
-            Route::Registry(RegistryRoute::AllocationContext { allocation_id, choice })
+            Route::Registry(RegistryRoute::AllocationContext { api, allocation_id, choice })
         };
         let choice_v1 = |choice| {
             Route::Registry(RegistryRoute::ChoiceContextV1 { transfer_instruction_id: instruction("00ab"), choice })
@@ -898,15 +927,38 @@ mod tests {
             (
                 Post,
                 "/registry/allocation-instruction/v1/allocation-factory",
-                Route::Registry(RegistryRoute::AllocationFactory),
+                Route::Registry(RegistryRoute::AllocationFactory { api: RegistryApi::V1 }),
+            ),
+            (
+                Post,
+                "/registry/allocation-instruction/v2/allocation-factory",
+                Route::Registry(RegistryRoute::AllocationFactory { api: RegistryApi::V2 }),
             ),
             (
                 Post,
                 "/registry/allocations/v1/00ab/choice-contexts/execute-transfer",
-                allocation(AllocationChoice::ExecuteTransfer),
+                allocation(RegistryApi::V1, AllocationChoice::ExecuteTransfer),
             ),
-            (Post, "/registry/allocations/v1/00ab/choice-contexts/withdraw", allocation(AllocationChoice::Withdraw)),
-            (Post, "/registry/allocations/v1/00ab/choice-contexts/cancel", allocation(AllocationChoice::Cancel)),
+            (
+                Post,
+                "/registry/allocations/v1/00ab/choice-contexts/withdraw",
+                allocation(RegistryApi::V1, AllocationChoice::Withdraw),
+            ),
+            (
+                Post,
+                "/registry/allocations/v1/00ab/choice-contexts/cancel",
+                allocation(RegistryApi::V1, AllocationChoice::Cancel),
+            ),
+            (
+                Post,
+                "/registry/allocations/v2/00ab/choice-contexts/withdraw",
+                allocation(RegistryApi::V2, AllocationChoice::Withdraw),
+            ),
+            (
+                Post,
+                "/registry/allocations/v2/00ab/choice-contexts/cancel",
+                allocation(RegistryApi::V2, AllocationChoice::Cancel),
+            ),
             (Post, "/v0/wallet/buy-traffic-requests", Route::BuyTraffic),
             (
                 Post,
@@ -1170,6 +1222,9 @@ mod tests {
             "/v2/updates/x/y",
             "//version",
             "/registry/transfer-instruction/v2/x/choice-contexts/explode",
+            "/registry/allocations/v2/x/choice-contexts/execute-transfer",
+            "/registry/allocations/v3/x/choice-contexts/cancel",
+            "/registry/allocation-instruction/v3/allocation-factory",
             "/a/b/c/d/e/f/g/h/i/j",
         ] {
             route!(Get, path => Err(RouteError::NotFound));

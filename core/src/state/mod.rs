@@ -2,12 +2,14 @@
 //! response of its own (the API serves it: [`crate::api`]).
 //!
 //! - [`ledger`]: every update as stored, and the active contract set.
-//! - [`projection`]: the shape of what else ingest keeps. Four [`Projection`]s of the
+//! - [`projection`]: the shape of what else ingest keeps. [`Projection`]s of the
 //!   ledger keep it, each applied by ingest to every new update after the ledger has
 //!   stored it and updated the active contract set, with the keys they read
-//!   prefetched: [`Migrations`] (with the snapshot index it feeds), [`Rounds`],
-//!   [`PriceVotes`] (here) and the ledger's outcomes of wallet requests
-//!   ([`wallet::outcome::LedgerOutcomes`]).
+//!   prefetched (the one list is [`crate::ingest::projections`]): [`Migrations`] (with
+//!   the snapshot index it feeds), [`Rounds`], [`PriceVotes`] (here), the ledger's
+//!   outcomes of wallet requests ([`wallet::outcome::LedgerOutcomes`]), the contracts a
+//!   validator and a wallet read ([`scan`]), and what the token registry reads
+//!   ([`registry`]: the contracts it chooses from, and the coin's total supply).
 //! - [`network`]: the network records (topology, backfill, the roll-forward plan,
 //!   wallet users) that come in beside updates, each replacing the state it names.
 //! - [`wallet`]: buy-traffic requests as stored, and what becomes of them.
@@ -20,6 +22,7 @@ pub mod listed;
 pub mod migrations;
 pub mod network;
 pub mod projection;
+pub mod registry;
 pub mod rounds;
 pub mod scan;
 pub mod snapshots;

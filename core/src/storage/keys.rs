@@ -29,7 +29,7 @@
 //! | `U` | `U` update_id encoding | `[body][kind]`: the pre-rendered `GET /v2/updates` body in one encoding | ingest | point | immutable |
 //! | `C` | `C` contract_id | [`crate::state::ledger::ContractRecord`] (JSON, its own reader and writer) | ingest: created and consuming exercised events | point | mutable |
 //! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) | within qualified_template | mutable |
-//! | `R` | `R` contract_id counter kind | synchronizer id | ingest: reassignment events (kind 0 unassign, 1 assign) | within contract_id | immutable |
+//! | `R` | `R` contract_id | the highest reassignment counter held, whether its assignment is held, and that assignment's target synchronizer ([`crate::state::ledger::contracts::Reassigned`]) | ingest: reassignment events, folded | point | mutable |
 //! | `P` | `P` synchronizer party | hosting participant ids (JSON array), or for a hosting a follower learned `{"participant_ids", "learned_at"}` ([`crate::state::network::StoredHosting`]) | topology records | scan | mutable |
 //! | `S` | `S` synchronizer | empty | updates and topology records naming a synchronizer | point | immutable |
 //! | `B` | `B` migration | backfill completeness (JSON) | backfill records | scan | mutable |
@@ -42,6 +42,8 @@
 //! | `A` | `A` kind created_at contract_id | the synchronizer it was created on, the contract as listed | ingest: active contracts of the templates a validator and a wallet read ([`crate::state::scan`]) | within kind | mutable |
 //! | `F` | `F` index key created_at contract_id | as under `A` | ingest: the same contracts by a party or name of their payload ([`crate::state::scan`]) | within index | mutable |
 //! | `0x74` | `0x74` sender nonce created_at contract_id | the contract as listed and its status (JSON) | ingest: transfer commands, created or archived ([`crate::state::scan::transfer_commands`]) | within sender nonce | mutable |
+//! | `0x72` | `0x72` kind | the ids of the contracts the token registry chooses from (JSON): kind 0 the active coin rules, external party coin rules, external party config states and open rounds, kind 1 the active featured app rights by provider | ingest: those contracts, created or archived ([`crate::state::registry`]) | point | mutable |
+//! | `0x73` | `0x73` | the sums of the coin's balance changes by round and the latest closed round (JSON) | ingest: balance changes and closed rounds ([`crate::state::registry::supply`]) | point | mutable |
 //! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) | within migration | mutable |
 //! | `N` | `N` migration | record time range | ingest: non-import updates | scan | mutable |
 //! | `I` | `I` migration update_id | update id | ingest: import updates | scan | immutable |
@@ -95,6 +97,10 @@ pub const SCAN_CONTRACT: u8 = b'A';
 pub const SCAN_LOOKUP: u8 = b'F';
 /// Transfer commands and their statuses, by sender and nonce (`t`: every capital is taken).
 pub const TRANSFER_COMMAND: u8 = b't';
+/// The contracts the token registry chooses from, by role (`r`).
+pub const REGISTRY: u8 = b'r';
+/// The coin's total supply (`s`).
+pub const SUPPLY: u8 = b's';
 /// Record time range per migration and synchronizer.
 pub const SYNCHRONIZER_RANGE: u8 = b'M';
 /// Record time range per migration.
@@ -211,7 +217,7 @@ pub const TABLES: &[Table] = {
         table(UPDATE, "update bodies", Point, true),
         table(CONTRACT, "contracts", Point, false),
         table(TEMPLATE, "active contracts by template", ScanWithin { prefix: &[Str] }, false),
-        table(REASSIGNMENT, "reassignments", ScanWithin { prefix: &[Str] }, true),
+        table(REASSIGNMENT, "reassignments", Point, false),
         table(HOSTING, "hosting participants", Scan, false),
         table(SYNCHRONIZER, "synchronizers", Point, true),
         table(BACKFILL, "backfill completeness", Scan, false),
@@ -224,6 +230,8 @@ pub const TABLES: &[Table] = {
         table(SCAN_CONTRACT, "contracts a validator and a wallet read", ScanWithin { prefix: &[Byte] }, false),
         table(SCAN_LOOKUP, "those contracts by party or name", ScanWithin { prefix: &[Byte] }, false),
         table(TRANSFER_COMMAND, "transfer commands by sender and nonce", ScanWithin { prefix: &[Str, I64] }, false),
+        table(REGISTRY, "the registry's contracts by role", Point, false),
+        table(SUPPLY, "the coin's total supply", Point, false),
         table(SYNCHRONIZER_RANGE, "record time ranges per synchronizer", ScanWithin { prefix: &[I64] }, false),
         table(MIGRATION_RANGE, "record time ranges per migration", Scan, false),
         table(IMPORT_UPDATE, "import updates", Scan, true),

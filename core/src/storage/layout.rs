@@ -43,7 +43,10 @@
 //! adds the contracts a validator and a wallet read ([`crate::state::scan`]), which a
 //! store of version 2 does not hold. Version 4 stores a hosting a follower learned from
 //! its upstreams with the time it learned it ([`crate::state::network::StoredHosting`]),
-//! a form of the hosting table that a build of version 3 cannot read.
+//! keeps a reassigned contract's reassignments as one record of where it is
+//! (`R contract_id`) instead of one key per event, and adds the token registry's index
+//! and the coin's total supply ([`crate::state::registry`]): forms a build of version 3
+//! cannot read.
 
 use alloc::string::String;
 use alloc::vec::Vec;

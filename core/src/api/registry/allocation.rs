@@ -1,9 +1,10 @@
 //! Allocations: the coin locked for a settlement that an app executes for several
 //! parties at once (delivery versus payment).
 //!
-//! - `POST /registry/allocation-instruction/v1/allocation-factory`: which contract to
-//!   exercise `AllocationFactory_Allocate` on, with which choice context;
-//! - `POST /registry/allocations/v1/{allocationId}/choice-contexts/{execute-transfer,withdraw,cancel}`:
+//! - `POST /registry/allocation-instruction/{v1,v2}/allocation-factory`: which contract
+//!   to exercise `AllocationFactory_Allocate` on, with which choice context;
+//! - `POST /registry/allocations/v1/{allocationId}/choice-contexts/{execute-transfer,withdraw,cancel}`
+//!   and `POST /registry/allocations/v2/{allocationId}/choice-contexts/{withdraw,cancel}`:
 //!   the context of a choice on an allocation.
 //!
 //! Followed from `hyperledger-labs/splice`: the APIs
@@ -14,9 +15,33 @@
 //! and the coin's implementation (`daml/splice-amulet/daml/Splice/AmuletAllocation.daml`,
 //! and `amulet_allocationFactoryV1_allocateImpl` in `ExternalPartyAmuletRules.daml`).
 //!
-//! The network's v2 allocation paths (`/registry/allocations/v2/...`,
-//! `/registry/allocation-instruction/v2/...`) serve its v2 allocation template, whose
-//! fields differ; they are not served here.
+//! ## Version 2
+//!
+//! The network's v2 APIs (`token-standard/splice-api-token-allocation-instruction-v2/openapi/allocation-instruction-v2.yaml`,
+//! `token-standard/splice-api-token-allocation-v2/openapi/allocation-v2.yaml`) define
+//! these paths, which its registry serves from the same handlers as v1, with the v1
+//! shapes of request and answer:
+//!
+//! - `POST /registry/allocation-instruction/v2/allocation-factory`: the factory of the
+//!   v2 `AllocationFactory_Allocate`. The network reads only the request's envelope
+//!   (`choiceArguments` an object, `excludeDebugFields`), so does this node: the v2
+//!   arguments are checked by the ledger. Its context holds only
+//!   `external-party-config-state` (when one is active), disclosed before the factory;
+//!   no coin rules are needed in the context, but their absence is a 404 as in v1.
+//! - `POST /registry/allocations/v2/{allocationId}/choice-contexts/{withdraw,cancel}`:
+//!   the v1 contexts of the same choices. The network builds them from its v1
+//!   allocation template (`{root}.{coin}Allocation:{coin}Allocation`, which also
+//!   implements the v2 interface), so does this node; an allocation of its v2-only
+//!   template (`{root}.{coin}AllocationV2:{coin}AllocationV2`) is a 404 there, and here.
+//!   v2 has no `execute-transfer` context: a v2 settlement goes through the factory
+//!   below, not a choice on the allocation.
+//!
+//! The v2 settlement factory (`POST /registry/allocation/v2/settlement-factory`) is not
+//! served: the only contracts it adds to the factory's context are the locked coins of
+//! the named allocations of the v2-only template, whose choice argument the network's
+//! preview API still reshapes from release to release (a list of allocation ids, then
+//! of finalized allocations). A node that served it now would answer for a shape the
+//! network no longer sends; it answers 404 (no such path) until the API settles.
 //!
 //! ## The allocation factory, in the order it checks
 //!
@@ -59,25 +84,29 @@
 //!
 //! ## Store reads
 //!
-//! The factory: as a transfer to oneself (no preapproval read). A context: the
-//! allocation's record, then as a transfer instruction's context, plus for
-//! execute-transfer one scan of `F` for the executor's featured app right (its record
-//! joins the one `get_many`).
+//! Two calls each, whatever the size of the history. The factories: one `get` of the
+//! registry's standing contracts ([`crate::state::registry`]), one `get_many` of their
+//! records with where each is now ([`super::candidates`]). A context: one `get_many` of
+//! the standing contracts and the allocation's record (with the featured app rights,
+//! for execute-transfer), then one `get_many` of the records of the locked coin, the
+//! standing contracts and the executor's featured app rights, with where each is now.
 //!
 //! The live allocations are also kept in the Scan state (`A`, kind
 //! [`Kind::CoinAllocation`]); a context reads the allocation by id from the ledger.
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::candidates::{Chosen, contract_id_value, disclose_all, read_active};
 use super::factory::{
     self, AdminClaim, amount, bad, choice_arguments, extra_args, input_holdings, object, request_body, string_map, text,
 };
 use super::{
-    Active, ChoiceContext, ContextRequest, EXPIRE_LOCK, EXTERNAL_PARTY_CONFIG_STATE, LockedHolding, OPEN_ROUND,
+    ChoiceContext, ContextRequest, EXPIRE_LOCK, EXTERNAL_PARTY_CONFIG_STATE, LockedHolding, OPEN_ROUND, standing_names,
     two_step_context,
 };
 use crate::api::http::Response;
@@ -88,7 +117,6 @@ use crate::model::ids::{ContractId, PathParam};
 use crate::model::json::Json;
 use crate::model::names::{ApiNames, TemplateNames};
 use crate::model::time::Timestamp;
-use crate::state::ledger::contracts;
 use crate::state::scan::{Kind, ScanTemplates};
 use crate::storage::store::Store;
 
@@ -232,8 +260,40 @@ pub async fn build_factory<S: Store>(
     Ok(AllocationFactory { factory_id, choice_context })
 }
 
-/// `POST /registry/allocations/v1/{allocationId}/choice-contexts/{choice}`: the body is
-/// checked before the id in the path.
+/// `POST /registry/allocation-instruction/v2/allocation-factory` (module docs).
+pub async fn allocation_factory_v2<S: Store>(store: &S, env: &Env<'_>, body: &[u8]) -> Result<Response, Error> {
+    let json = request_body(body)?;
+    let (_, exclude_debug_fields) = choice_arguments(&json)?;
+    Ok(Response::ok(&build_factory_v2(store, env, exclude_debug_fields).await?))
+}
+
+/// The v2 factory and its context (module docs).
+pub async fn build_factory_v2<S: Store>(
+    store: &S,
+    env: &Env<'_>,
+    exclude_debug_fields: bool,
+) -> Result<AllocationFactory, Error> {
+    let names = TemplateNames::new(&env.config.names);
+    let templates = ScanTemplates::new(&env.config.names);
+    let coin = ApiNames::new(&env.config.names).coin_word;
+    let (standing, _) = factory::read_index(store, false).await?;
+    let ids: Vec<&str> = standing.ids().collect();
+    let (active, _) = read_active(store, &ids, &[]).await?;
+    let chosen = Chosen::of(&standing, &active, standing_names(&names, &templates), env.now)?;
+    chosen.coin_rules.ok_or_else(|| Error::NotFound(format!("no active {coin} rules ({})", names.coin_rules)))?;
+    let factory = chosen.factory.ok_or_else(|| factory::no_factory(&templates, &coin))?;
+    let mut values = serde_json::Map::new();
+    if let Some(config) = chosen.config_state {
+        values.insert(EXTERNAL_PARTY_CONFIG_STATE.into(), contract_id_value(&config.contract_id));
+    }
+    let disclosed = disclose_all(chosen.config_state.into_iter().chain([factory]), exclude_debug_fields)?;
+    let choice_context =
+        ChoiceContext { choice_context_data: serde_json::json!({ "values": values }), disclosed_contracts: disclosed };
+    Ok(AllocationFactory { factory_id: factory.contract_id.clone(), choice_context })
+}
+
+/// `POST /registry/allocations/{v1,v2}/{allocationId}/choice-contexts/{choice}`: the
+/// body is checked before the id in the path.
 pub async fn choice_context<S: Store>(
     store: &S,
     env: &Env<'_>,
@@ -259,12 +319,12 @@ pub async fn build_context<S: Store>(
     let coin = ApiNames::new(&env.config.names).coin_word;
     let templates = ScanTemplates::new(&env.config.names);
     let template = templates.name(Kind::CoinAllocation);
-    let allocation = contracts::read(store, allocation_id)
-        .await?
-        .and_then(|record| Active::new(allocation_id, record))
-        .filter(|active| active.qualified_name() == template)
+    let execute = choice == AllocationChoice::ExecuteTransfer;
+    let (standing, featured, allocation) = super::read_holder(store, allocation_id, execute).await?;
+    let payload = allocation
+        .filter(|creation| creation.template_id.qualified_name() == template)
+        .map(|creation| creation.payload)
         .ok_or_else(|| Error::NotFound(format!("no active {coin} allocation {allocation_id} ({template})")))?;
-    let payload = &allocation.creation.payload;
     let locked_coin_id = payload.get(&names.locked_coin_field).and_then(Value::as_str).ok_or_else(|| {
         Error::NotFound(format!(
             "{coin} allocation {allocation_id} names no locked {coin} (payload field {})",
@@ -272,14 +332,15 @@ pub async fn build_context<S: Store>(
         ))
     })?;
     let executor = payload.pointer("/allocation/settlement/executor").and_then(Value::as_str);
-    let execute = choice == AllocationChoice::ExecuteTransfer;
     let lock = LockedHolding {
         description: format!("{coin} allocation {allocation_id}"),
         locked_coin_id: locked_coin_id.into(),
         required: execute,
-        featured_provider: executor.filter(|_| execute).map(String::from),
+        featured: executor
+            .filter(|_| execute)
+            .map_or_else(Vec::new, |executor| featured.of(executor).map(String::from).collect()),
     };
-    two_step_context(store, env, &lock, request).await
+    two_step_context(store, env, &lock, &standing, request).await
 }
 
 #[cfg(test)]
@@ -621,5 +682,86 @@ mod tests {
         let store = node(&records);
         assert!(block_on(crate::state::scan::read::list(&store, Kind::CoinAllocation, &templates)).unwrap().is_empty());
         assert!(matches!(context(&store, AllocationChoice::Cancel), Err(Error::NotFound(_))));
+    }
+
+    fn allocate_v2(store: &MemoryStore, body: &[u8]) -> Result<Response, Error> {
+        let config = Config::default();
+        block_on(allocation_factory_v2(store, &env_at(&config), body))
+    }
+
+    #[test]
+    fn the_v2_factory_discloses_the_config_state_and_the_factory_without_rules_or_round() {
+        let store = node(&registry());
+        let answer = allocate_v2(&store, br#"{"choiceArguments": {"anything": "v2 arguments"}}"#).unwrap();
+        let answer: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(answer["factoryId"], "factory");
+        assert_eq!(
+            answer["choiceContext"]["choiceContextData"],
+            json!({"values": {"external-party-config-state": {"tag": "AV_ContractId", "value": "config"}}})
+        );
+        let disclosed: Vec<&str> = answer["choiceContext"]["disclosedContracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["contractId"].as_str().unwrap())
+            .collect();
+        assert_eq!(disclosed, ["config", "factory"]);
+        // Without a config state: the factory alone.
+        let mut records = registry();
+        records.remove(3);
+        let answer = allocate_v2(&node(&records), br#"{"choiceArguments": {}, "excludeDebugFields": true}"#).unwrap();
+        let answer: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(answer["choiceContext"]["choiceContextData"], json!({"values": {}}));
+        assert_eq!(answer["choiceContext"]["disclosedContracts"][0]["contractId"], "factory");
+        assert!(answer["choiceContext"]["disclosedContracts"][0].get("debugPayload").is_none());
+    }
+
+    #[test]
+    fn the_v2_factory_reads_the_envelope_and_needs_the_rules_and_the_factory() {
+        let store = node(&registry());
+        for (body, want) in [
+            (&b""[..], "request body required"),
+            (b"{}", "choiceArguments: required"),
+            (br#"{"choiceArguments": []}"#, "choiceArguments: expected an object"),
+            (br#"{"choiceArguments": {}, "excludeDebugFields": "yes"}"#, "excludeDebugFields"),
+        ] {
+            match allocate_v2(&store, body) {
+                Err(Error::BadRequest(message)) => assert!(message.contains(want), "{message}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let ok = br#"{"choiceArguments": {}}"#;
+        match allocate_v2(&node(&registry()[1..]), ok) {
+            Err(Error::NotFound(message)) => assert!(message.starts_with("no active coin rules"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        let mut records = registry();
+        records.remove(1);
+        match allocate_v2(&node(&records), ok) {
+            Err(Error::NotFound(message)) => assert!(message.contains("the factory"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_allocation_of_the_v2_only_template_has_no_context_as_on_the_network() {
+        let mut records = registry();
+        records.push(created(
+            "u8",
+            "alloc-v2",
+            "Platform.CoinAllocationV2:CoinAllocationV2",
+            AT,
+            json!([{"label": "lockedCoin", "value": {"optional": {"value": {"contractId": "locked"}}}}]),
+        ));
+        let store = node(&records);
+        let config = Config::default();
+        for choice in [AllocationChoice::Withdraw, AllocationChoice::Cancel] {
+            match block_on(build_context(&store, &env_at(&config), "alloc-v2", choice, &ContextRequest::default())) {
+                Err(Error::NotFound(message)) => {
+                    assert!(message.starts_with("no active coin allocation alloc-v2"), "{message}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

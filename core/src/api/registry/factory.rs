@@ -40,11 +40,14 @@
 //!
 //! ## Store reads
 //!
-//! 1 scan each for the coin rules, the factory and the open rounds (the Scan state's
-//! `A`), 1 scan of the template index for the external party config states, 1 scan each
-//! for the receiver's preapproval and its provider's featured app right (the Scan
-//! state's `F`; neither for a self transfer), 1 `get_many` of the candidates' records,
-//! and 1 read per disclosed contract for its location.
+//! At most three calls, whatever the size of the history. Unless the transfer is to
+//! oneself, one scan of the Scan state's lookup of transfer preapprovals by receiver
+//! (`F`, [`crate::state::scan`]) for the receiver's latest one and its `provider`; one
+//! `get_many` of the registry's standing contracts, with its featured app rights when
+//! there is a provider ([`crate::state::registry`]); one `get_many` of the records of
+//! every candidate (the standing contracts, the preapproval, the provider's featured
+//! app rights) with where each is now ([`super::candidates`]). A self transfer is the
+//! last two.
 
 use alloc::format;
 use alloc::string::String;
@@ -53,19 +56,17 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use serde_json::Map;
 
-use super::{
-    Active, ChoiceContext, EXTERNAL_PARTY_CONFIG_STATE, OPEN_ROUND, active_ids, contract_id_value, disclosed_contract,
-    latest, open_round_in_use,
-};
+use super::candidates::{Active, Chosen, among, contract_id_value, disclose_all, latest, read_active};
+use super::{ChoiceContext, EXTERNAL_PARTY_CONFIG_STATE, OPEN_ROUND, no_open_round, standing_names};
 use crate::api::http::Response;
 use crate::model::env::Env;
 use crate::model::error::Error;
 use crate::model::json::{Json, Object};
 use crate::model::names::{ApiNames, TemplateNames};
 use crate::model::time::Timestamp;
-use crate::state::ledger::contracts;
-use crate::state::scan::read::{self, Entry};
-use crate::state::scan::{Index, Kind};
+use crate::state::registry::{self, Featured, Standing};
+use crate::state::scan::read;
+use crate::state::scan::{Index, Kind, ScanTemplates};
 use crate::storage::store::Store;
 
 /// The context key of the receiver's transfer preapproval.
@@ -362,12 +363,33 @@ pub(super) async fn factory_context<S: Store>(
     exclude_debug_fields: bool,
 ) -> Result<(String, bool, ChoiceContext), Error> {
     let names = TemplateNames::new(&env.config.names);
+    let templates = ScanTemplates::new(&env.config.names);
     let api_names = ApiNames::new(&env.config.names);
     let coin = &api_names.coin_word;
-    let coin_rules = read::latest(store, Kind::CoinRules)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no active {coin} rules ({})", names.coin_rules)))?;
-    let dso = dso_of(&coin_rules)?;
+    // The receiver's preapproval, and its provider, whose featured app rights the
+    // registry's index holds.
+    let preapproval = match receiver {
+        Some(receiver) => read::lookup(store, Index::PreapprovalByReceiver, &[receiver]).await?,
+        None => None,
+    };
+    let provider = match &preapproval {
+        Some(preapproval) => {
+            preapproval.payload()?.get("provider").and_then(serde_json::Value::as_str).map(String::from)
+        }
+        None => None,
+    };
+    let (standing, featured) = read_index(store, provider.is_some()).await?;
+    let featured_ids: Vec<&str> = provider.as_deref().map(|p| featured.of(p).collect()).unwrap_or_default();
+
+    // One read of every candidate's record and location.
+    let mut ids: Vec<&str> = standing.ids().collect();
+    ids.extend(preapproval.iter().map(|entry| entry.contract_id.as_str()));
+    ids.extend(featured_ids.iter().copied());
+    let (active, _) = read_active(store, &ids, &[]).await?;
+    let chosen = Chosen::of(&standing, &active, standing_names(&names, &templates), env.now)?;
+    let coin_rules =
+        chosen.coin_rules.ok_or_else(|| Error::NotFound(format!("no active {coin} rules ({})", names.coin_rules)))?;
+    let dso = dso_of(coin_rules)?;
     if request.expected_admin != dso {
         return Err(Error::BadRequest(format!(
             "choiceArguments.expectedAdmin: {:?} is not this registry's admin {dso:?}",
@@ -381,93 +403,56 @@ pub(super) async fn factory_context<S: Store>(
             request.instrument_path, request.instrument_admin, request.instrument_id
         )));
     }
-    let factory = read::latest(store, Kind::ExternalPartyCoinRules).await?.ok_or_else(|| {
-        let templates = crate::state::scan::ScanTemplates::new(&env.config.names);
-        Error::NotFound(format!(
-            "no active external party {coin} rules ({}): the factory",
-            templates.name(Kind::ExternalPartyCoinRules)
-        ))
-    })?;
-    let rounds = read::list(store, Kind::OpenRound, &crate::state::scan::ScanTemplates::new(&env.config.names)).await?;
-    let config_ids = active_ids(store, &names.external_party_config).await?;
-    let preapproval = match receiver {
-        Some(receiver) => read::lookup(store, Index::PreapprovalByReceiver, &[receiver]).await?,
-        None => None,
-    };
-    let featured = match &preapproval {
-        Some(preapproval) => match preapproval.payload()?.get("provider").and_then(serde_json::Value::as_str) {
-            Some(provider) => read::lookup(store, Index::FeaturedAppByProvider, &[provider]).await?,
-            None => None,
-        },
-        None => None,
-    };
-
-    // One read of every candidate's record: the ledger's creation carries what a
-    // disclosed contract shows (its package name among them).
-    let mut ids: Vec<&str> = Vec::new();
-    ids.push(&coin_rules.contract_id);
-    ids.extend(rounds.iter().map(|round| round.contract_id.as_str()));
-    ids.extend(config_ids.iter().map(String::as_str));
-    ids.extend(featured.iter().map(|entry| entry.contract_id.as_str()));
-    ids.extend(preapproval.iter().map(|entry| entry.contract_id.as_str()));
-    ids.push(&factory.contract_id);
-    let keys: Vec<Vec<u8>> = ids.iter().map(|id| contracts::contract_key(id)).collect();
-    let key_refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-    let records = store.get_many(&key_refs).await?;
-    let mut active: Vec<Active> = Vec::with_capacity(ids.len());
-    for (id, bytes) in ids.iter().zip(records) {
-        if let Some(bytes) = bytes
-            && let Some(contract) = Active::new(id, contracts::decode(id, &bytes)?)
-        {
-            active.push(contract);
-        }
-    }
-    let take = |id: &str| active.iter().find(|a| a.contract_id == id).cloned();
-    let gone = |what: &str, id: &str| Error::NotFound(format!("{what} {id} is no longer active"));
-    let coin_rules =
-        take(&coin_rules.contract_id).ok_or_else(|| gone(&format!("{coin} rules"), &coin_rules.contract_id))?;
-    let factory_contract = take(&factory.contract_id).ok_or_else(|| gone("the factory", &factory.contract_id))?;
-    let open_round = open_round_in_use(rounds.iter().filter_map(|r| take(&r.contract_id)).collect(), env.now)
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "no open mining round in use: no active {} has opened yet (opensAt not after now)",
-                names.open_round
-            ))
-        })?;
-    let config = latest(config_ids.iter().filter_map(|id| take(id)).collect());
-    let preapproval = preapproval.and_then(|entry| take(&entry.contract_id));
-    let featured = featured.and_then(|entry| take(&entry.contract_id));
-    let preapproved = preapproval.is_some();
+    let factory = chosen.factory.ok_or_else(|| no_factory(&templates, coin))?;
+    let open_round = chosen.open_round.ok_or_else(|| no_open_round(&names))?;
+    let config = chosen.config_state;
+    let preapproval = preapproval.and_then(|entry| active.get(&entry.contract_id));
+    let featured = latest(among(&active, featured_ids, templates.name(Kind::FeaturedAppRight))?);
 
     let mut values = Map::new();
     values.insert(api_names.rules_context_key.clone(), contract_id_value(&coin_rules.contract_id));
     values.insert(OPEN_ROUND.into(), contract_id_value(&open_round.contract_id));
-    if let Some(config) = &config {
+    if let Some(config) = config {
         values.insert(EXTERNAL_PARTY_CONFIG_STATE.into(), contract_id_value(&config.contract_id));
     }
-    if let Some(featured) = &featured {
+    if let Some(featured) = featured {
         values.insert(FEATURED_APP_RIGHT.into(), contract_id_value(&featured.contract_id));
     }
-    if let Some(preapproval) = &preapproval {
+    if let Some(preapproval) = preapproval {
         values.insert(TRANSFER_PREAPPROVAL.into(), contract_id_value(&preapproval.contract_id));
     }
-    let factory_id = factory_contract.contract_id.clone();
-    let disclose = [Some(coin_rules), Some(open_round), config, featured, preapproval, Some(factory_contract)];
-    let mut disclosed = Vec::with_capacity(disclose.len());
-    for contract in disclose.into_iter().flatten() {
-        disclosed.push(disclosed_contract(store, contract, exclude_debug_fields).await?);
-    }
+    let disclose = [Some(coin_rules), Some(open_round), config, featured, preapproval, Some(factory)];
+    let disclosed = disclose_all(disclose.into_iter().flatten(), exclude_debug_fields)?;
     let context =
         ChoiceContext { choice_context_data: serde_json::json!({ "values": values }), disclosed_contracts: disclosed };
-    Ok((factory_id, preapproved, context))
+    Ok((factory.contract_id.clone(), preapproval.is_some(), context))
+}
+
+/// The registry's standing contracts, and its featured app rights when `featured`
+/// (else none): one `get_many`.
+pub(super) async fn read_index<S: Store>(store: &S, featured: bool) -> Result<(Standing, Featured), Error> {
+    let mut keys = alloc::vec![registry::standing_key()];
+    if featured {
+        keys.push(registry::featured_key());
+    }
+    let key_refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let mut values = store.get_many(&key_refs).await?.into_iter();
+    let standing = Standing::read(values.next().flatten().as_deref())?;
+    Ok((standing, Featured::read(values.next().flatten().as_deref())?))
+}
+
+/// The 404 when no external party coin rules, the factory, are active.
+pub(super) fn no_factory(templates: &ScanTemplates, coin: &str) -> Error {
+    Error::NotFound(format!(
+        "no active external party {coin} rules ({}): the factory",
+        templates.name(Kind::ExternalPartyCoinRules)
+    ))
 }
 
 /// The DSO party the coin rules name.
-pub(crate) fn dso_of(coin_rules: &Entry) -> Result<String, Error> {
+pub(crate) fn dso_of(coin_rules: &Active) -> Result<String, Error> {
     coin_rules
-        .payload()?
-        .get("dso")
-        .and_then(serde_json::Value::as_str)
+        .text("dso")
         .map(String::from)
         .ok_or_else(|| Error::Internal(format!("coin rules {} name no dso party", coin_rules.contract_id)))
 }

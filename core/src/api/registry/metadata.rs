@@ -8,13 +8,16 @@
 //! - The registry holds one instrument, the coin: its id, name and symbol are the
 //!   configured currency word (`Coin`; `Amulet` under the network's names), its
 //!   `decimals` 10, and its `supportedApis` the token standard APIs the coin implements.
-//!   The node does not derive a total supply, so `totalSupply` and `totalSupplyAsOf`
-//!   (optional in the document) are left out.
+//!   Its `totalSupply` and `totalSupplyAsOf` are the supply as of the latest closed
+//!   round the history holds, derived at ingest as the network's registry derives it
+//!   (the rule is in [`crate::state::registry::supply`]); both are left out when the
+//!   history holds no closed round.
 //! - `GET .../instruments` is one page: `pageSize`, when given, must be an integer from
 //!   1 to 1000, and since no page token is ever handed out, a `pageToken` is a 400.
 //! - `GET .../instruments/{instrumentId}` of another id is a 404 naming it.
 //!
-//! Store reads: 1 scan (limit 1) for the DSO party, 2 when no DSO rules are active.
+//! Store reads: 1 scan (limit 1) for the DSO party, 2 when no DSO rules are active; an
+//! instrument adds 1 read of the supply record.
 
 use alloc::format;
 use alloc::string::String;
@@ -25,6 +28,7 @@ use crate::api::http::{Response, query_param};
 use crate::model::env::Env;
 use crate::model::error::Error;
 use crate::model::ids::{InstrumentId, PathParam};
+use crate::state::registry::supply::{Supply, supply_key};
 use crate::state::scan::read;
 use crate::state::scan::{Kind, ScanTemplates};
 use crate::storage::store::Store;
@@ -59,7 +63,7 @@ pub async fn instruments<S: Store>(store: &S, env: &Env<'_>, query: &str) -> Res
         )));
     }
     admin(store, env).await?;
-    Ok(Response::ok(&json!({ "instruments": [instrument(env)] })))
+    Ok(Response::ok(&json!({ "instruments": [instrument(store, env).await?] })))
 }
 
 /// `GET /registry/metadata/v1/instruments/{instrumentId}`.
@@ -73,25 +77,34 @@ pub async fn instrument_by_id<S: Store>(
         return Err(Error::NotFound(format!("No instrument with id {instrument_id} found")));
     }
     admin(store, env).await?;
-    Ok(Response::ok(&instrument(env)))
+    Ok(Response::ok(&instrument(store, env).await?))
 }
 
-/// The coin as an `Instrument`.
-fn instrument(env: &Env<'_>) -> serde_json::Value {
+/// The coin as an `Instrument`, with its total supply when the history holds one: one
+/// read.
+async fn instrument<S: Store>(store: &S, env: &Env<'_>) -> Result<serde_json::Value, Error> {
     let coin: &String = &env.config.names.coin;
-    json!({
-        "id": coin,
-        "name": coin,
-        "symbol": coin,
-        "decimals": 10,
-        "supportedApis": {
+    let supply = Supply::read(store.get(&supply_key()).await?.as_deref())?.total();
+    let mut instrument = serde_json::Map::new();
+    instrument.insert("id".into(), json!(coin));
+    instrument.insert("name".into(), json!(coin));
+    instrument.insert("symbol".into(), json!(coin));
+    if let Some(supply) = supply {
+        instrument.insert("totalSupply".into(), json!(supply.amount));
+        instrument.insert("totalSupplyAsOf".into(), json!(format!("{}", supply.as_of)));
+    }
+    instrument.insert("decimals".into(), json!(10));
+    instrument.insert(
+        "supportedApis".into(),
+        json!({
             "splice-api-token-metadata-v1": 1,
             "splice-api-token-holding-v1": 1,
             "splice-api-token-transfer-instruction-v1": 1,
             "splice-api-token-allocation-v1": 1,
             "splice-api-token-allocation-instruction-v1": 1,
-        },
-    })
+        }),
+    );
+    Ok(serde_json::Value::Object(instrument))
 }
 
 /// The registry's admin, the DSO party: from the DSO rules, else the coin rules.

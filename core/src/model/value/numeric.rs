@@ -36,6 +36,43 @@ impl Numeric {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The number in units of 10^-`scale` (`1.5` at scale 10 is 15000000000), when it
+    /// is one exactly and fits an `i128`: for the few places that add numerics up.
+    pub fn scaled(&self, scale: u32) -> Option<i128> {
+        let text = self.0.as_bytes();
+        let (negative, text) = match text.strip_prefix(b"-") {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match text.iter().position(|b| matches!(b, b'e' | b'E')) {
+            Some(at) => (text.get(..at)?, core::str::from_utf8(text.get(at + 1..)?).ok()?.parse::<i64>().ok()?),
+            None => (text, 0),
+        };
+        let (whole, fraction) = match mantissa.iter().position(|b| *b == b'.') {
+            Some(at) => (mantissa.get(..at)?, mantissa.get(at + 1..)?),
+            None => (mantissa, &[][..]),
+        };
+        // The digits, as an integer of units of 10^-(fraction digits - exponent).
+        let shift = i64::from(scale).checked_add(exponent)?.checked_sub(i64::try_from(fraction.len()).ok()?)?;
+        let mut value: i128 = 0;
+        for digit in whole.iter().chain(fraction) {
+            value = value.checked_mul(10)?.checked_add(i128::from(digit.wrapping_sub(b'0')))?;
+        }
+        if shift >= 0 {
+            value = value.checked_mul(10i128.checked_pow(u32::try_from(shift).ok()?)?)?;
+        } else {
+            let divisor = 10i128.checked_pow(u32::try_from(-shift).ok()?).unwrap_or(0);
+            // Digits below the unit must all be zero (a divisor beyond i128 leaves only 0).
+            match divisor {
+                0 if value == 0 => {}
+                0 => return None,
+                divisor if value % divisor == 0 => value /= divisor,
+                _ => return None,
+            }
+        }
+        Some(if negative { -value } else { value })
+    }
 }
 
 impl fmt::Display for Numeric {
@@ -97,6 +134,26 @@ mod tests {
         ] {
             assert_eq!(Numeric::parse(text).map(|n| n.as_str().into()), Ok(String::from(text)));
         }
+    }
+
+    #[test]
+    fn a_numeric_scales_to_units_exactly_or_not_at_all() {
+        let scaled = |text: &str| Numeric::parse(text).unwrap().scaled(10);
+        assert_eq!(scaled("1.5000000000"), Some(15_000_000_000));
+        assert_eq!(scaled("-3"), Some(-30_000_000_000));
+        assert_eq!(scaled("0E-10"), Some(0));
+        assert_eq!(scaled("1e5"), Some(1_000_000_000_000_000));
+        assert_eq!(scaled("-2.50e-3"), Some(-25_000_000));
+        assert_eq!(scaled("0.00000000015"), None, "a digit below 10^-10");
+        assert_eq!(scaled("0.00000000010"), Some(1));
+        assert_eq!(scaled("0E-999"), Some(0));
+        assert_eq!(scaled("1E-999"), None);
+        assert_eq!(scaled("1e40"), None, "beyond i128");
+        assert_eq!(scaled("99999999999999999999999999999999999999.0000000000"), None);
+        assert_eq!(
+            scaled("9999999999999999999999999999.0000000000"),
+            Some(99_999_999_999_999_999_999_999_999_990_000_000_000)
+        );
     }
 
     #[test]

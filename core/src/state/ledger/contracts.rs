@@ -15,11 +15,14 @@
 //! Unknown fields are refused. A stored record that does not read is an internal error
 //! that names the contract ([`decode`]), never a default.
 //!
-//! Where a contract is ([`location`]) comes from its reassignment events (`R
-//! contract_id counter kind`): with c the highest reassignment counter held, the
-//! contract is on the target of the assignment with counter c if it is held, and in
-//! flight if only the unassignment is; with no reassignment events it is where it was
-//! created. One reverse scan of one key answers this, whatever order the events came in.
+//! Where a contract is ([`location`]) comes from its reassignment events, folded at
+//! ingest into one record per reassigned contract (`R contract_id`, [`Reassigned`]):
+//! with c the highest reassignment counter held, the contract is on the target of the
+//! assignment with counter c if it is held, and in flight if only the unassignment is;
+//! with no reassignment events it is where it was created. The record keeps c, whether
+//! its assignment is held, and that assignment's target, so it is the same whatever
+//! order the events came in, and one read of one key answers where the contract is (a
+//! reader of many contracts asks for their records and these keys in one `get_many`).
 
 use alloc::format;
 use alloc::string::String;
@@ -40,7 +43,7 @@ use crate::model::value::source::{Tree, bounded_id, id, timestamp};
 use crate::model::value::{Encoding, Source};
 use crate::storage::keys::{self, Key};
 use crate::storage::stage::Stage;
-use crate::storage::store::{Scan, Store};
+use crate::storage::store::Store;
 
 /// What the node knows of a contract.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,9 +222,61 @@ pub fn template_prefix(qualified_name: &str) -> Vec<u8> {
     Key::new(keys::TEMPLATE).str(qualified_name).into_bytes()
 }
 
-/// The key of a reassignment event of a contract.
-pub fn reassignment_key(contract_id: &str, counter: i64, assignment: bool) -> Vec<u8> {
-    Key::new(keys::REASSIGNMENT).str(contract_id).i64(counter).byte(u8::from(assignment)).into_bytes()
+/// The key of a contract's reassignments, folded ([`Reassigned`]).
+pub fn reassignment_key(contract_id: &str) -> Vec<u8> {
+    Key::new(keys::REASSIGNMENT).str(contract_id).into_bytes()
+}
+
+/// A contract's reassignment events held, folded into what decides where it is: the
+/// highest reassignment counter, whether the assignment with that counter is held, and
+/// its target synchronizer. Stored under [`reassignment_key`] as the counter (8 bytes,
+/// big-endian), a byte (1: the assignment is held, 0: only the unassignment) and the
+/// target synchronizer's id (empty while only the unassignment is held).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reassigned {
+    /// The highest reassignment counter held.
+    pub counter: i64,
+    /// The target of the assignment with that counter, once it is held.
+    pub assigned_to: Option<String>,
+}
+
+impl Reassigned {
+    /// The record after one more event: an assignment to `target`, or an unassignment
+    /// (`None`), with reassignment counter `counter`. Events come in any order; the
+    /// highest counter wins, and at one counter the assignment wins.
+    pub fn fold(held: Option<Reassigned>, counter: i64, target: Option<&str>) -> Reassigned {
+        let event = Reassigned { counter, assigned_to: target.map(String::from) };
+        match held {
+            None => event,
+            Some(held) if counter > held.counter => event,
+            Some(held) if counter == held.counter && held.assigned_to.is_none() => event,
+            Some(held) => held,
+        }
+    }
+
+    /// The record as stored.
+    pub fn encode(&self) -> Vec<u8> {
+        let target = self.assigned_to.as_deref().unwrap_or("");
+        let mut bytes = Vec::with_capacity(9 + target.len());
+        bytes.extend_from_slice(&self.counter.to_be_bytes());
+        bytes.push(u8::from(self.assigned_to.is_some()));
+        bytes.extend_from_slice(target.as_bytes());
+        bytes
+    }
+
+    /// The record stored for `contract_id` as `bytes`; one that does not read is an
+    /// error naming the contract.
+    pub fn decode(contract_id: &str, bytes: &[u8]) -> Result<Reassigned, StoreError> {
+        let unreadable = || StoreError::new(format!("contract {contract_id}: an unreadable reassignment record"));
+        let counter = bytes.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()).ok_or_else(unreadable)?;
+        let target = bytes.get(9..).and_then(|b| core::str::from_utf8(b).ok()).ok_or_else(unreadable)?;
+        let assigned_to = match bytes.get(8) {
+            Some(1) => Some(String::from(target)),
+            Some(0) if target.is_empty() => None,
+            _ => return Err(unreadable()),
+        };
+        Ok(Reassigned { counter: i64::from_be_bytes(counter), assigned_to })
+    }
 }
 
 /// Reads a contract's record.
@@ -324,20 +379,18 @@ pub async fn location<S: Store>(store: &S, contract_id: &str, creation: &Creatio
 /// Where `contract_id`, created on (or first assigned to) `created_on`, is, from its
 /// reassignment events: one store read.
 pub async fn location_from<S: Store>(store: &S, contract_id: &str, created_on: &str) -> Result<Location, StoreError> {
-    let prefix = Key::new(keys::REASSIGNMENT).str(contract_id).into_bytes();
-    let latest = store.scan(&Scan::prefix(&prefix, 1).reversed()).await?;
-    match latest.into_iter().next() {
-        Some((key, synchronizer)) => {
-            if key.last() == Some(&1) {
-                let synchronizer = String::from_utf8(synchronizer)
-                    .map_err(|_| StoreError::new(alloc::format!("contract {contract_id}: unreadable reassignment")))?;
-                Ok(Location::On(synchronizer))
-            } else {
-                Ok(Location::InFlight)
-            }
-        }
-        None => Ok(Location::On(created_on.into())),
-    }
+    let held = store.get(&reassignment_key(contract_id)).await?;
+    location_of(contract_id, created_on, held.as_deref())
+}
+
+/// Where `contract_id`, created on (or first assigned to) `created_on`, is, given what
+/// its [`reassignment_key`] holds (`None`: it was never reassigned).
+pub fn location_of(contract_id: &str, created_on: &str, reassigned: Option<&[u8]>) -> Result<Location, StoreError> {
+    let Some(bytes) = reassigned else { return Ok(Location::On(created_on.into())) };
+    Ok(match Reassigned::decode(contract_id, bytes)?.assigned_to {
+        Some(synchronizer) => Location::On(synchronizer),
+        None => Location::InFlight,
+    })
 }
 
 #[cfg(test)]
@@ -538,7 +591,66 @@ mod tests {
         prop_oneof![1 => Just(ContractRecord::Archived), 8 => creation.prop_map(ContractRecord::Created)]
     }
 
+    #[test]
+    fn where_a_contract_is_follows_its_highest_reassignment_counter() {
+        let fold = |events: &[(i64, Option<&str>)]| {
+            events.iter().fold(None, |held, (counter, target)| Some(Reassigned::fold(held, *counter, *target)))
+        };
+        let at = |events: &[(i64, Option<&str>)]| {
+            let record = fold(events).map(|record| record.encode());
+            location_of("c", "created-on", record.as_deref()).unwrap()
+        };
+        assert_eq!(at(&[]), Location::On("created-on".into()));
+        assert_eq!(at(&[(0, None)]), Location::InFlight);
+        assert_eq!(at(&[(0, None), (0, Some("s2"))]), Location::On("s2".into()));
+        assert_eq!(at(&[(0, Some("s2")), (0, None)]), Location::On("s2".into()), "the assignment wins its counter");
+        assert_eq!(at(&[(1, None), (0, Some("s2")), (0, None)]), Location::InFlight, "whatever the order");
+        assert_eq!(at(&[(1, Some("s3")), (0, Some("s2")), (1, None)]), Location::On("s3".into()));
+    }
+
+    #[test]
+    fn an_unreadable_reassignment_record_is_an_error_naming_the_contract() {
+        for bytes in [&b""[..], b"\0\0\0\0\0\0\0\x01", b"\0\0\0\0\0\0\0\x01\x02s", b"\0\0\0\0\0\0\0\x01\0s"] {
+            let error = location_of("c1", "s", Some(bytes)).unwrap_err();
+            assert!(alloc::format!("{error}").contains("contract c1"), "{error}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn reassignments_fold_to_one_record_whatever_their_order(
+            held in proptest::collection::btree_map(0i64..6, (any::<bool>(), any::<bool>()), 0..6),
+            seed in any::<u64>(),
+        ) {
+            // Each counter's unassignment and assignment, if held; assignment c goes to s{c}.
+            let targets: Vec<String> = (0..6).map(|c| alloc::format!("s{c}")).collect();
+            let mut events: Vec<(i64, Option<&str>)> = Vec::new();
+            for (counter, (unassigned, assigned)) in &held {
+                if *unassigned { events.push((*counter, None)); }
+                if *assigned { events.push((*counter, Some(targets[*counter as usize].as_str()))); }
+            }
+            let fold = |events: &[(i64, Option<&str>)]| {
+                events.iter().fold(None, |held, (counter, target)| Some(Reassigned::fold(held, *counter, *target)))
+            };
+            let in_order = fold(&events);
+            let mut shuffled = events.clone();
+            let mut state = seed | 1;
+            for i in (1..shuffled.len()).rev() {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+                shuffled.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            prop_assert_eq!(fold(&shuffled), in_order.clone());
+            // The rule: the highest counter, and its assignment if held.
+            let want = events.iter().map(|(c, _)| *c).max().map(|counter| Reassigned {
+                counter,
+                assigned_to: events.iter().find(|(c, t)| *c == counter && t.is_some()).and_then(|(_, t)| t.map(String::from)),
+            });
+            prop_assert_eq!(in_order.clone(), want);
+            if let Some(record) = in_order {
+                prop_assert_eq!(Reassigned::decode("c", &record.encode()), Ok(record));
+            }
+        }
+
         #[test]
         fn any_record_round_trips_through_its_writer_and_reader(record in any_record()) {
             let bytes = record.write().unwrap();

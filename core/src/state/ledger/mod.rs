@@ -66,7 +66,13 @@ pub fn touched_contracts(update: &Update) -> impl Iterator<Item = (&str, &str)> 
 /// The store keys [`apply_update`] reads for `update`, to prefetch in one round trip.
 pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> + '_ {
     let contracts = touched_contracts(update);
-    core::iter::once(updates::hash_key(update.id())).chain(contracts.map(|(id, _)| contracts::contract_key(id)))
+    let reassigned = match update {
+        Update::Reassignment(r) => Some(contracts::reassignment_key(r.event.contract_id())),
+        Update::Transaction(_) => None,
+    };
+    core::iter::once(updates::hash_key(update.id()))
+        .chain(contracts.map(|(id, _)| contracts::contract_key(id)))
+        .chain(reassigned)
 }
 
 /// The keys [`apply_update`] reads for those of `updates` already held, once every
@@ -128,23 +134,24 @@ pub async fn apply_update<'u, S: Store>(
                 }
             }
         }
-        Update::Reassignment(r) => match &r.event {
-            ReassignmentEvent::Assignment(a) => {
-                let id = &a.created_event.contract_id;
-                stage.put(
-                    contracts::reassignment_key(id, a.reassignment_counter, true),
-                    a.target_synchronizer.clone().into_bytes(),
-                );
+        Update::Reassignment(r) => {
+            let (id, counter, target) = match &r.event {
+                ReassignmentEvent::Assignment(a) => {
+                    (a.created_event.contract_id.as_str(), a.reassignment_counter, Some(a.target_synchronizer.as_str()))
+                }
+                ReassignmentEvent::Unassignment(u) => (u.contract_id.as_str(), u.reassignment_counter, None),
+            };
+            let key = contracts::reassignment_key(id);
+            let held = match stage.get(&key).await? {
+                Some(bytes) => Some(contracts::Reassigned::decode(id, &bytes)?),
+                None => None,
+            };
+            stage.put(key, contracts::Reassigned::fold(held, counter, target).encode());
+            if let ReassignmentEvent::Assignment(a) = &r.event {
                 let record = records.take(id);
                 contracts::create(stage, &a.created_event, &a.target_synchronizer, false, record).await?;
             }
-            ReassignmentEvent::Unassignment(u) => {
-                stage.put(
-                    contracts::reassignment_key(&u.contract_id, u.reassignment_counter, false),
-                    u.source_synchronizer.clone().into_bytes(),
-                );
-            }
-        },
+        }
     }
     Ok(Outcome::New(archived))
 }
