@@ -381,7 +381,7 @@ fn coin_changes(tx: &Transaction, contract_id: &str, names: &SupplyNames) -> Opt
         }
         _ => None,
     })?;
-    amount_changes(coin)
+    amount_changes(coin.as_record()?)
 }
 
 /// A coin's (payload `amount`) round of creation, amount as of round zero and rate.
