@@ -138,11 +138,6 @@ impl NativeNode {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-
-    /// Whether it has exited (by itself or killed).
-    pub fn exited(&mut self) -> bool {
-        !matches!(self.child.try_wait(), Ok(None))
-    }
 }
 
 impl Drop for NativeNode {

@@ -157,7 +157,7 @@ fn version_status(port: u16) -> Option<u16> {
 }
 
 /// The workspace's root.
-pub fn workspace() -> PathBuf {
+fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
 }
 
