@@ -5,8 +5,7 @@
 //!
 //! A node serves on a loopback port the kernel picks (`--listen 127.0.0.1:0`); it is
 //! started when its log says where it serves (and, with [`Serve::metrics`], where its
-//! metrics are). It is killed (SIGKILL) when dropped, or earlier with
-//! [`NativeNode::kill`], which is how the crash tests stop one mid-run.
+//! metrics are). It is killed (SIGKILL) when dropped.
 
 use std::ffi::OsStr;
 use std::io::{BufRead as _, BufReader};
@@ -132,16 +131,11 @@ impl NativeNode {
     pub fn lines(&self) -> Vec<String> {
         self.log.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
-
-    /// Kills it with SIGKILL, as a crash would, and reaps it.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Drop for NativeNode {
     fn drop(&mut self) {
-        self.kill();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
