@@ -73,13 +73,18 @@ pub fn binary() -> PathBuf {
 /// environment inherited: a test sets the ones it means.
 pub fn ledger_node() -> Command {
     let mut command = Command::new(binary());
+    without_node_variables(&mut command);
+    command
+}
+
+/// Removes from `command`'s environment every `LEDGER_NODE_*` variable the node reads.
+pub fn without_node_variables(command: &mut Command) {
     for name in ledger_node_core::model::config::NAMES {
         command.env_remove(name);
     }
     command.env_remove(ledger_node_core::follow::UPSTREAM_TOKEN);
     command.env_remove(ledger_node::follow::Upstream::CA_FILE);
     command.env_remove(ledger_node::logs::FORMAT).env_remove(ledger_node::logs::FILTER);
-    command
 }
 
 /// The address a line of `ledger-node serve`'s log announces it serves on (`serving on

@@ -30,6 +30,7 @@ mod proof;
 mod reads;
 mod worker;
 
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -53,17 +54,24 @@ const SEED: u64 = 3;
 /// A seed whose history ends with a transfer instruction's locked coin in flight.
 const SEED_WITH_A_LOCKED_COIN_IN_FLIGHT: u64 = 7;
 
-/// A simulator, the history it serves, and the folder of its CA.
+/// A simulator, the history it serves, and the folder of its CA when it is its own.
 struct Upstream {
     simulator: ScanSimulator,
     facts: Facts,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Upstream {
-    /// Generates the history of `options` and starts a simulator serving it.
+    /// Generates the history of `options` and starts a simulator serving it, its CA in
+    /// a temporary folder.
     fn start(options: Options) -> Upstream {
         let dir = tempfile::tempdir().expect("a folder");
+        let upstream = Upstream::start_in(dir.path(), options);
+        Upstream { _dir: Some(dir), ..upstream }
+    }
+
+    /// [`Upstream::start`], its CA in `dir`.
+    fn start_in(dir: &Path, options: Options) -> Upstream {
         let mut text = Vec::new();
         ledger_node::demo::write(&ledger_node::demo::Options::new(options.updates, options.seed), &mut text)
             .expect("a demo history");
@@ -72,8 +80,8 @@ impl Upstream {
             .filter(|l| !l.is_empty())
             .map(|l| serde_json::from_slice(l).expect("an ingest record"))
             .collect();
-        let simulator = ScanSimulator::start(dir.path(), options).expect("the simulator");
-        Upstream { simulator, facts: Facts::of(&history), _dir: dir }
+        let simulator = ScanSimulator::start(dir, options).expect("the simulator");
+        Upstream { simulator, facts: Facts::of(&history), _dir: None }
     }
 
     /// The node behind the front: a node fed the history by ingest.
@@ -86,23 +94,32 @@ fn options() -> Options {
     Options { updates: UPDATES, seed: SEED, ..Options::default() }
 }
 
+/// A folder `name` of what the tests share, emptied (an earlier run's removed): what a
+/// `static` holds is never dropped, so a temporary folder there would never be removed.
+/// It lies in the target directory's scratch space.
+fn shared_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("follow_network").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a folder for what the tests share");
+    dir
+}
+
 /// The simulator the tests share.
 fn upstream() -> &'static Upstream {
     static SHARED: OnceLock<Upstream> = OnceLock::new();
-    SHARED.get_or_init(|| Upstream::start(options()))
+    SHARED.get_or_init(|| Upstream::start_in(&shared_dir("upstream"), options()))
 }
 
 /// The public follower of the shared simulator (`serve --upstream`), caught up: the
 /// follower every other test's ends identical to.
-fn follower() -> &'static (NativeNode, tempfile::TempDir) {
-    static SHARED: OnceLock<(NativeNode, tempfile::TempDir)> = OnceLock::new();
+fn follower() -> &'static NativeNode {
+    static SHARED: OnceLock<NativeNode> = OnceLock::new();
     SHARED.get_or_init(|| {
         let upstream = upstream();
-        let dir = tempfile::tempdir().expect("a folder");
-        let db = dir.path().join("follower.store");
+        let db = shared_dir("follower").join("follower.store");
         let node = serve_following(&db, &[upstream.simulator.url()], upstream.simulator.ca_file());
         caught_up(&node, Duration::from_secs(90));
-        (node, dir)
+        node
     })
 }
 
@@ -111,17 +128,16 @@ const SMALL_PAGE: &str = "20";
 
 /// The public follower of the shared simulator with pages of [`SMALL_PAGE`] updates
 /// (`follow --once`), served: what a follower with small pages, killed or not, ends as.
-fn small_pages_follower() -> &'static (NativeNode, tempfile::TempDir) {
-    static SHARED: OnceLock<(NativeNode, tempfile::TempDir)> = OnceLock::new();
+fn small_pages_follower() -> &'static NativeNode {
+    static SHARED: OnceLock<NativeNode> = OnceLock::new();
     SHARED.get_or_init(|| {
         let upstream = upstream();
-        let dir = tempfile::tempdir().expect("a folder");
-        let db = dir.path().join("follower.store");
+        let db = shared_dir("small-pages-follower").join("follower.store");
         let (url, ca) = ([upstream.simulator.url()], upstream.simulator.ca_file());
         let outcome =
             follow(&db, &url, ca, &["--once", "--page-size", SMALL_PAGE]).output().expect("running ledger-node follow");
         assert!(outcome.status.success(), "{}", String::from_utf8_lossy(&outcome.stderr));
-        (serve_store(&db), dir)
+        serve_store(&db)
     })
 }
 
@@ -148,7 +164,7 @@ fn client(node: &NativeNode) -> Client {
 fn a_public_follower_over_tls_answers_every_read_byte_for_byte_as_a_node_fed_by_ingest() {
     let plan = plan();
     assert!(plan.reads.len() > 4 * UPDATES as usize, "{} reads", plan.reads.len());
-    assert_same(&upstream().reference(), &client(&follower().0), plan);
+    assert_same(&upstream().reference(), &client(follower()), plan);
 }
 
 /// Depends on party hosting learned from the upstream in public mode.
@@ -157,7 +173,7 @@ fn a_public_follower_answers_party_hosting_for_every_party_of_the_history_as_a_n
     let upstream = upstream();
     let plan = reads::every_read(&upstream.reference(), &upstream.facts, Which::Hosting);
     assert!(plan.reads.len() > 2 * upstream.facts.hosted.len(), "{} reads", plan.reads.len());
-    assert_same(&upstream.reference(), &client(&follower().0), &plan);
+    assert_same(&upstream.reference(), &client(follower()), &plan);
 }
 
 /// With pages of 20 updates, the contracts created on the first page are disclosed by
@@ -166,7 +182,7 @@ fn a_public_follower_answers_party_hosting_for_every_party_of_the_history_as_a_n
 /// them.
 #[test]
 fn a_public_follower_answers_the_same_whatever_its_page_size() {
-    assert_same(&client(&follower().0), &client(&small_pages_follower().0), &identity_plan());
+    assert_same(&client(follower()), &client(small_pages_follower()), &identity_plan());
 }
 
 #[test]
@@ -216,7 +232,7 @@ fn with_four_upstreams_one_tampering_the_tampered_update_is_never_applied_and_th
         let by_id = Read::get(format!("/v2/updates/{tampered}?ledger_value_encoding={encoding}"));
         assert_eq!(client(&node).send(&by_id), upstream().reference().send(&by_id), "the honest update, {encoding}");
     }
-    assert_same(&client(&follower().0), &client(&node), &identity_plan());
+    assert_same(&client(follower()), &client(&node), &identity_plan());
 }
 
 #[test]
@@ -239,7 +255,7 @@ fn a_public_follower_killed_with_sigkill_while_following_resumes_and_ends_identi
     let outcome =
         follow(&db, &url, ca, &["--once", "--page-size", SMALL_PAGE]).output().expect("running ledger-node follow");
     assert!(outcome.status.success(), "{}", String::from_utf8_lossy(&outcome.stderr));
-    assert_same(&client(&small_pages_follower().0), &client(&serve_store(&db)), &identity_plan());
+    assert_same(&client(small_pages_follower()), &client(&serve_store(&db)), &identity_plan());
 }
 
 #[test]
@@ -257,5 +273,5 @@ fn a_follower_started_at_the_current_migration_ends_identical_once_backfilled() 
     let outcome =
         follow(&db, &url, ca, &["--once", "--start", "current"]).output().expect("running ledger-node follow");
     assert!(outcome.status.success(), "{}", String::from_utf8_lossy(&outcome.stderr));
-    assert_same(&client(&follower().0), &client(&serve_store(&db)), &identity_plan());
+    assert_same(&client(follower()), &client(&serve_store(&db)), &identity_plan());
 }

@@ -24,7 +24,7 @@ const MAX_RUNS: usize = 20;
 /// sample as the uninterrupted native follower does.
 pub fn the_worker_s_cron_follows_the_simulator_and_serves_the_same_answers() {
     let upstream = super::upstream();
-    let follower = super::client(&super::follower().0);
+    let follower = super::client(super::follower());
     let ca_file = upstream.simulator.ca_file().to_str().expect("a UTF-8 path").to_owned();
     let mut dev = Launch {
         vars: vec![(ledger_node_core::follow::UPSTREAM_URLS.to_owned(), upstream.simulator.url())],
