@@ -20,7 +20,7 @@
 //!   killed with SIGKILL mid-run to one that was not, so that each fails for its own
 //!   cause only; with the first, each ends identical to the node fed by ingest. They read
 //!   every page of the streams and of backfilling (every update, in both encodings and
-//!   both versions), every state and registry read, and every tenth update by id
+//!   both versions), every state and registry read, and every fiftieth update by id
 //!   (`IDENTITY_BY_ID`); the worker a sample (`worker::sample`).
 
 mod client;
@@ -148,7 +148,7 @@ fn plan() -> &'static Plan {
 }
 
 /// Of the updates by id, the identity tests read every this many.
-const IDENTITY_BY_ID: usize = 10;
+const IDENTITY_BY_ID: usize = 50;
 
 /// What the identity tests read: [`plan`] with every [`IDENTITY_BY_ID`]th update by id.
 fn identity_plan() -> Plan {

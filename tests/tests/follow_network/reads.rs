@@ -431,7 +431,9 @@ fn reads_of(method: &str, template: &str, reference: &Client, facts: &Facts) -> 
         }
         ("POST", "/registry/allocations/v1/{allocationId}/choice-contexts/execute-transfer")
         | ("POST", "/registry/allocations/v1/{allocationId}/choice-contexts/withdraw")
-        | ("POST", "/registry/allocations/v1/{allocationId}/choice-contexts/cancel") => {
+        | ("POST", "/registry/allocations/v1/{allocationId}/choice-contexts/cancel")
+        | ("POST", "/registry/allocations/v2/{allocationId}/choice-contexts/withdraw")
+        | ("POST", "/registry/allocations/v2/{allocationId}/choice-contexts/cancel") => {
             let each = facts.allocations.iter().map(|id| template.replace("{allocationId}", id));
             each.map(|target| Read::post(target, &empty)).collect::<Vec<_>>().into()
         }
@@ -457,6 +459,10 @@ fn reads_of(method: &str, template: &str, reference: &Client, facts: &Facts) -> 
                 .map(|receiver| Read::post(template, &allocation(&admin, sender, receiver)))
                 .collect::<Vec<_>>()
                 .into()
+        }
+        ("POST", "/registry/allocation-instruction/v2/allocation-factory") => {
+            let admin = admin(reference);
+            parties.iter().map(|owner| Read::post(template, &allocation_v2(&admin, owner))).collect::<Vec<_>>().into()
         }
         _ => return None,
     };
@@ -491,7 +497,8 @@ fn transfer(admin: &str, sender: &str, receiver: &str) -> Value {
     })
 }
 
-/// An allocation factory's request of a leg of 10 coins from `sender` to `receiver`.
+/// A version 1 allocation factory's request of a leg of 10 coins from `sender` to
+/// `receiver`.
 fn allocation(admin: &str, sender: &str, receiver: &str) -> Value {
     json!({
         "choiceArguments": {
@@ -510,6 +517,27 @@ fn allocation(admin: &str, sender: &str, receiver: &str) -> Value {
             },
             "requestedAt": "2020-01-01T00:00:00Z",
             "inputHoldingCids": ["holding-1"],
+            "extraArgs": {"context": {"values": {}}, "meta": {"values": {}}},
+        },
+        "excludeDebugFields": true,
+    })
+}
+
+/// A version 2 allocation factory's request of `owner`'s allocation to a settlement
+/// `admin` executes.
+fn allocation_v2(admin: &str, owner: &str) -> Value {
+    json!({
+        "choiceArguments": {
+            "expectedAdmin": admin,
+            "settlement": {
+                "executors": [admin], "settlementRef": {"id": "trade-1", "cid": null},
+                "requestedAt": "2020-01-01T00:00:00Z", "allocateBefore": "2999-01-01T00:00:00Z",
+                "settleBefore": "2999-01-02T00:00:00Z", "meta": {"values": {}},
+            },
+            "allocation": {"authorizer": {"owner": owner, "provider": null, "id": ""}, "transferLegSides": []},
+            "requestedAt": "2020-01-01T00:00:00Z",
+            "inputHoldingCids": ["holding-1"],
+            "actors": [owner],
             "extraArgs": {"context": {"values": {}}, "meta": {"values": {}}},
         },
         "excludeDebugFields": true,

@@ -57,23 +57,22 @@ pub fn the_worker_s_cron_follows_the_simulator_and_serves_the_same_answers() {
 }
 
 /// The sample of `plan` the worker is held to: every page of the v2 stream in both
-/// encodings (so every update's body) and of the import updates; every tenth update by
+/// encodings (so every update's body) and of the import updates; every fiftieth update by
 /// id (v2, both encodings); every state and registry read at the root (not under
-/// `/api/scan`) but the choice contexts, of which those of five transfer instructions
-/// and five allocations. Left out: the v1 stream and updates by id, and the pages of
-/// updates before a time.
+/// `/api/scan`) but the choice contexts, of which the first fifteen of each kind and
+/// version (five transfer instructions' or allocations' three choices). Left out: the
+/// v1 stream and updates by id, and the pages of updates before a time.
 pub fn sample(plan: &Plan, facts: &Facts) -> Plan {
     let mut contexts = BTreeMap::<String, usize>::new();
     let reads = plan
-        .every_nth_update_by_id(facts, 10)
+        .every_nth_update_by_id(facts, super::IDENTITY_BY_ID)
         .reads
         .into_iter()
         .filter(|read| {
             if read.target.starts_with("/v1/updates/") || read.target.starts_with("/api/") {
                 return false;
             }
-            // A contract's three contexts are read one after the other (the plan is in
-            // order): fifteen are five contracts'.
+            // A contract's contexts are read one after the other (the plan is in order).
             let Some((of, _)) = read.target.split_once("/choice-contexts/") else { return true };
             let kind = of.rsplit_once('/').map_or("", |(kind, _)| kind).to_owned();
             let seen = contexts.entry(kind).or_default();
