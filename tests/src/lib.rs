@@ -18,16 +18,23 @@
 //! - `tests/upstream.rs` holds the follower's link to its upstream (HTTPS, retries,
 //!   rate limits) to its rules, and `tests/scan_simulator.rs` the [`scan_simulator`]
 //!   to the network's forms.
+//! - `tests/follow_network/` proves that followers of the [`scan_simulator`] in public
+//!   mode (native, killed mid-run, of four simulators one of which tampers, the worker's
+//!   cron under `wrangler dev`) answer every read as a node fed the same history by
+//!   ingest; `tests/metrics.rs` holds what an operator sees of `serve` (metrics, logs).
 //! - The `ledger-node-bench` binary is the benchmark's load generator and ceiling
 //!   server.
 //!
 //! This library is what the suites share: where the `ledger-node` binary is and how to
 //! start it ([`binary`], [`ledger_node()`]), and where it serves ([`serving_base`]);
-//! TLS with a CA made at test time ([`tls`]); and a simulator of the network's Scan
-//! over HTTPS ([`scan_simulator`]).
+//! `ledger-node serve` run as a process ([`native`]); the worker under `wrangler dev`
+//! ([`wrangler`]); TLS with a CA made at test time ([`tls`]); and a simulator of the
+//! network's Scan over HTTPS ([`scan_simulator`]).
 
+pub mod native;
 pub mod scan_simulator;
 pub mod tls;
+pub mod wrangler;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -66,13 +73,18 @@ pub fn binary() -> PathBuf {
 /// environment inherited: a test sets the ones it means.
 pub fn ledger_node() -> Command {
     let mut command = Command::new(binary());
+    without_node_variables(&mut command);
+    command
+}
+
+/// Removes from `command`'s environment every `LEDGER_NODE_*` variable the node reads.
+pub fn without_node_variables(command: &mut Command) {
     for name in ledger_node_core::model::config::NAMES {
         command.env_remove(name);
     }
     command.env_remove(ledger_node_core::follow::UPSTREAM_TOKEN);
     command.env_remove(ledger_node::follow::Upstream::CA_FILE);
     command.env_remove(ledger_node::logs::FORMAT).env_remove(ledger_node::logs::FILTER);
-    command
 }
 
 /// The address a line of `ledger-node serve`'s log announces it serves on (`serving on

@@ -3,11 +3,11 @@
 //! `wrangler dev` follows B with its cron trigger. Every read endpoint must then
 //! answer byte for byte the same on the three.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use ledger_node_tests::native::Serve;
 use serde_json::{Value, json};
 
 use super::scenario::{ADMIN_TOKEN, Outgoing};
@@ -18,20 +18,14 @@ use super::worker::WorkerTarget;
 /// import updates, and several cron runs of the worker's follower.
 const UPDATES: u64 = 1_500;
 
-/// A `ledger-node serve` process.
+/// A `ledger-node serve` process, with a client.
 pub struct NativeNode {
-    child: Child,
+    /// Killed when dropped.
+    _process: ledger_node_tests::native::NativeNode,
     /// Its client.
     pub client: HttpClient,
     /// Its base URL.
     pub base: String,
-}
-
-impl Drop for NativeNode {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The binary, with no `LEDGER_NODE_*` variable inherited.
@@ -46,28 +40,13 @@ pub fn serve(db: &Path) -> NativeNode {
 
 /// [`serve`], with more arguments and variables.
 pub fn serve_with(db: &Path, args: &[&str], envs: &[(&str, &str)]) -> NativeNode {
-    let mut child = ledger_node()
-        .args(["serve", "--listen", "127.0.0.1:0", "--tick-seconds", "0", "--db"])
-        .arg(db)
-        .args(args)
-        .env("LEDGER_NODE_ADMIN_TOKEN", ADMIN_TOKEN)
-        .envs(envs.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting ledger-node serve");
-    let stderr = child.stderr.take().expect("a piped stderr");
-    let (address, listening) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(base) = ledger_node_tests::serving_base(&line) {
-                let _ = address.send(base);
-            }
-        }
-    });
-    let base = listening.recv_timeout(Duration::from_secs(60)).expect("ledger-node serve listens");
-    NativeNode { child, client: HttpClient::new(base.clone()), base }
+    let mut serve = Serve::new(db).args(args).env("LEDGER_NODE_ADMIN_TOKEN", ADMIN_TOKEN);
+    for (name, value) in envs {
+        serve = serve.env(name, value);
+    }
+    let process = serve.start();
+    let base = process.base.clone();
+    NativeNode { _process: process, client: HttpClient::new(base.clone()), base }
 }
 
 /// Runs `ledger-node` with `args` to its end; panics with its output if it fails.

@@ -1,120 +1,25 @@
-//! The worker under `wrangler dev`, with local D1 and KV, started once for the suite.
-//!
-//! `scripts/wrangler` (installed by `scripts/setup`) runs the pinned wrangler with the
-//! environment the build needs. The worker is built once with the command
-//! `wrangler.toml` builds with (`scripts/build-worker`); `wrangler dev` then runs it
-//! from a copy of `wrangler.toml` without the `[build]` table, so that no file watcher
-//! rebuilds it under the suite's feet. The D1 schema is applied with `wrangler d1
-//! migrations apply --local` into a temporary persistence directory, and the worker
-//! serves on a free loopback port. Between scenarios the node is emptied with `POST /v0/admin/reset`.
+//! The worker under `wrangler dev`, with local D1, R2 and KV
+//! (`ledger_node_tests::wrangler`, which says how it is built and started), as a target
+//! of the scenario suite. Between scenarios the node is emptied with `POST
+//! /v0/admin/reset`.
 //!
 //! Besides the scenarios: the worker refuses to serve without its bucket or over a
 //! database of another layout, and a read right after a bulk ingest on a busy machine
 //! answers within a few seconds ([`a_read_after_a_bulk_ingest_is_not_held`]; the crate
 //! docs of the worker say why it once did not).
 
-use std::io::Read as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use ledger_node_tests::wrangler::{Launch, WranglerDev};
 
 use super::scenario::{self, ADMIN_TOKEN, Outgoing, Received, Target, test_config};
 use super::targets::HttpClient;
 
-/// How long the first `wrangler dev` may take: it builds the worker.
-const START_TIMEOUT: Duration = Duration::from_secs(15 * 60);
-
-/// A running `wrangler dev`.
+/// A running `wrangler dev`, with the test configuration, and its client.
 pub struct WorkerTarget {
-    child: Child,
+    dev: WranglerDev,
     client: HttpClient,
     port: u16,
-    _state: tempfile::TempDir,
-    log: PathBuf,
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
-}
-
-/// `scripts/wrangler`, or a panic that says how to install it.
-fn wrangler() -> Command {
-    let script = workspace().join("scripts/wrangler");
-    assert!(
-        workspace().join("node_modules/.bin/wrangler").exists(),
-        "wrangler is not installed: run scripts/setup (the README's test command does) before the worker suite"
-    );
-    let mut command = Command::new(script);
-    command.current_dir(workspace());
-    command
-}
-
-/// Builds the worker with the command of `wrangler.toml`'s `[build]` table and writes,
-/// into `dir`, a copy of `wrangler.toml` without that table and with absolute paths.
-fn build_once(dir: &Path, without: Option<&str>) -> PathBuf {
-    let root = workspace();
-    let manifest = std::fs::read_to_string(root.join("wrangler.toml")).expect("reading wrangler.toml");
-    let mut build_command = None;
-    let mut config = String::new();
-    let (mut in_build, mut left_out) = (false, false);
-    for line in manifest.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            in_build = trimmed == "[build]";
-            left_out = Some(trimmed) == without;
-        }
-        if in_build {
-            if let Some(command) = trimmed.strip_prefix("command = ") {
-                build_command = Some(command.trim_matches('"').to_owned());
-            }
-            continue;
-        }
-        if left_out {
-            continue;
-        }
-        config.push_str(&line.replace("= \"worker/", &format!("= \"{}/worker/", root.display())));
-        config.push('\n');
-    }
-    let build_command = build_command.expect("wrangler.toml has a [build] command");
-    // Workers started side by side share one build, made by the first.
-    static BUILT: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
-    let mut built = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !*built {
-        let status = Command::new("bash")
-            .args(["-c", &format!("source scripts/env.sh && {build_command}")])
-            .current_dir(&root)
-            .stdin(Stdio::null())
-            .status()
-            .expect("running the worker build");
-        assert!(status.success(), "building the worker ({build_command}) failed");
-        *built = true;
-    }
-    let path = dir.join("wrangler.toml");
-    std::fs::write(&path, config).expect("writing the test wrangler.toml");
-    path
-}
-
-/// Runs `wrangler d1 <args>` on the local database of the worker configured by `config`,
-/// kept in `persist`, and fails the test with wrangler's output if it fails.
-fn d1(config: &str, persist: &str, args: &[&str]) {
-    let output = wrangler()
-        .arg("d1")
-        .args(args)
-        .args(["--local", "--config", config, "--persist-to", persist])
-        .stdin(Stdio::null())
-        .output()
-        .expect("running wrangler d1");
-    assert!(
-        output.status.success(),
-        "wrangler d1 {} failed:\n{}\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
 }
 
 impl WorkerTarget {
@@ -126,78 +31,35 @@ impl WorkerTarget {
 
     /// [`WorkerTarget::start`], with `vars` set besides the test configuration.
     pub fn start_with(vars: &[(String, String)]) -> Self {
-        let mut target = Self::launch(vars, None, None, "warn");
-        target.wait_until(|status| status == 200);
-        target
+        Self::launch(Launch { vars: vars.to_vec(), ..Launch::default() }, |status| status == 200)
     }
 
     /// Starts `wrangler dev` from a `wrangler.toml` without its table `table` (such as
     /// `[[r2_buckets]]`), and waits for its first answer, whatever its status.
     pub fn start_without(table: &str) -> Self {
-        let mut target = Self::launch(&[], Some(table), None, "warn");
-        target.wait_until(|_| true);
-        target
+        Self::launch(Launch { without: Some(table.to_owned()), ..Launch::default() }, |_| true)
     }
 
     /// Starts `wrangler dev` over a D1 database into which the SQL `sql` was executed
     /// after the migrations, and waits for its first answer, whatever its status.
     pub fn start_over(sql: &str) -> Self {
-        let mut target = Self::launch(&[], None, Some(sql), "warn");
-        target.wait_until(|_| true);
-        target
+        Self::launch(Launch { sql: Some(sql.to_owned()), ..Launch::default() }, |_| true)
     }
 
     /// [`WorkerTarget::start`], with wrangler writing the worker's `console.log` lines
     /// to its log too (the others write only warnings and errors).
     pub fn start_logging() -> Self {
-        let mut target = Self::launch(&[], None, None, "log");
-        target.wait_until(|status| status == 200);
-        target
+        Self::launch(Launch { log_level: "log".into(), ..Launch::default() }, |status| status == 200)
     }
 
-    fn launch(vars: &[(String, String)], without: Option<&str>, sql: Option<&str>, log_level: &str) -> Self {
-        let state = tempfile::tempdir().expect("a temporary directory");
-        let persist = state.path().to_str().expect("a UTF-8 temporary path").to_owned();
-        let config = build_once(state.path(), without);
-        let config = config.to_str().expect("a UTF-8 temporary path").to_owned();
-        d1(&config, &persist, &["migrations", "apply", "DB"]);
-        if let Some(sql) = sql {
-            d1(&config, &persist, &["execute", "DB", "--command", sql]);
-        }
-
-        let port = free_port();
-        let log = state.path().join("wrangler-dev.log");
-        let log_file = std::fs::File::create(&log).expect("a log file");
-        let mut command = wrangler();
-        command.args([
-            "dev",
-            "--config",
-            &config,
-            "--ip",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "--inspector-port",
-            &free_port().to_string(),
-            "--persist-to",
-            &persist,
-            "--show-interactive-dev-session=false",
-            // Exposes the cron trigger at /__scheduled.
-            "--test-scheduled",
-            "--log-level",
-            log_level,
-        ]);
-        for (name, value) in test_config().iter().chain(vars) {
-            command.args(["--var", &format!("{name}:{value}")]);
-        }
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(log_file.try_clone().expect("a log handle"))
-            .stderr(log_file)
-            .spawn()
-            .expect("starting wrangler dev");
-        WorkerTarget { child, client: HttpClient::new(format!("http://127.0.0.1:{port}")), port, _state: state, log }
+    /// Starts `launch` with the test configuration before its variables, and waits
+    /// until `GET /version` answers a status `ready` takes.
+    fn launch(mut launch: Launch, ready: impl Fn(u16) -> bool) -> Self {
+        launch.vars = [test_config(), launch.vars].concat();
+        let mut dev = launch.start();
+        dev.wait_until(ready);
+        let (client, port) = (HttpClient::new(dev.base()), dev.port);
+        WorkerTarget { dev, client, port }
     }
 
     /// The client of the running worker, for tests that send requests concurrently.
@@ -205,51 +67,8 @@ impl WorkerTarget {
         &self.client
     }
 
-    /// Waits until `GET /version` answers with a status that `ready` takes.
-    fn wait_until(&mut self, ready: impl Fn(u16) -> bool) {
-        let port = self.port;
-        let started = Instant::now();
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("wrangler dev exited with {status}:\n{}", self.log_text());
-            }
-            if started.elapsed() > START_TIMEOUT {
-                panic!("wrangler dev did not serve within {START_TIMEOUT:?}:\n{}", self.log_text());
-            }
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                let probe =
-                    Outgoing { method: "GET".into(), target: "/version".into(), headers: Vec::new(), body: Vec::new() };
-                if ready(self.client.send(&probe).status) {
-                    return;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(500));
-        }
-    }
-
     fn log_text(&self) -> String {
-        let mut text = String::new();
-        let _ = std::fs::File::open(&self.log).and_then(|mut f| f.read_to_string(&mut text));
-        text
-    }
-}
-
-impl Drop for WorkerTarget {
-    fn drop(&mut self) {
-        // wrangler runs workerd as a child: stop the whole process group. wrangler may
-        // linger in its graceful shutdown (seen after many concurrent connections), so
-        // it gets a few seconds, then the group is killed.
-        let group = format!("-{}", self.child.id());
-        let _ = Command::new("kill").args(["-s", "TERM", "--", &group]).status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = Command::new("kill").args(["-s", "KILL", "--", &group]).status();
-        let _ = self.child.wait();
+        self.dev.log_text()
     }
 }
 
