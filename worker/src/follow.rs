@@ -148,7 +148,10 @@ struct Upstream {
 
 impl Link for Upstream {
     async fn send(&self, request: Request) -> Result<Response, String> {
-        let target = format!("{}{}", self.url, request.path);
+        let target = match request.query.is_empty() {
+            true => format!("{}{}", self.url, request.path),
+            false => format!("{}{}?{}", self.url, request.path, request.query),
+        };
         let headers = worker::Headers::new();
         for (name, value) in &request.headers {
             headers.append(name, value).map_err(|e| format!("a request header: {e}"))?;
@@ -160,7 +163,10 @@ impl Link for Upstream {
         }
         let mut init = worker::RequestInit::new();
         init.with_method(worker::Method::from(request.method.as_str().to_owned())).with_headers(headers);
-        if let Body::Complete(body) = &request.body {
+        // fetch refuses a GET with a body, even an empty one.
+        if let Body::Complete(body) = &request.body
+            && !matches!(request.method, ledger_node_core::Method::Get)
+        {
             init.with_body(Some(JsValue::from(js_sys::Uint8Array::from(body.as_slice()))));
         }
         let outgoing = worker::Request::new_with_init(&target, &init).map_err(|e| format!("{target}: {e}"))?;

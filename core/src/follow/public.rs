@@ -167,7 +167,10 @@ fn last_migration(response: &Response, side: &str) -> Result<Vec<i64>, FollowErr
 fn collect(response: &Response, path: &str, found: &mut BTreeMap<String, Blob>) -> Result<(), FollowError> {
     match response.status {
         200 => {}
-        404 => return Ok(()),
+        // Nothing to take now: no such contract (404), or one a needed contract of is
+        // in flight between synchronizers (409, a registry context). A blob not taken
+        // here stays missing, and a registry answer that needs it is a 503 naming it.
+        404 | 409 => return Ok(()),
         status => {
             return Err(FollowError(format!(
                 "the upstream answered {path} with {status}: {}",
