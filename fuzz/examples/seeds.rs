@@ -315,7 +315,8 @@ fn recorded_follow(history: &[&str]) -> Vec<u8> {
     assert_eq!(ingested.status, 200, "the demo history ingests");
     upstream.answers.borrow_mut().clear();
     let local = Recording { store: MemoryStore::new(), answers: RefCell::new(Vec::new()) };
-    let limits = Limits { page_size: FOLLOW_PAGE_SIZE, max_pages: FOLLOW_MAX_PAGES, pipelined: false, ..Limits::default() };
+    let limits =
+        Limits { page_size: FOLLOW_PAGE_SIZE, max_pages: FOLLOW_MAX_PAGES, pipelined: false, ..Limits::default() };
     block_on(follow::sync(&upstream, &local, &limits)).expect("a follower follows a demo node");
     join_answers(&upstream.answers.borrow())
 }
