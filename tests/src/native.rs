@@ -18,6 +18,19 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+/// Every line `stream` yields, as it yields them: a thread appends them to the log
+/// returned until the stream ends.
+pub fn collect_lines(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let writer = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            writer.lock().unwrap_or_else(PoisonError::into_inner).push(line);
+        }
+    });
+    log
+}
+
 /// How long a node may take to announce where it serves.
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -104,14 +117,7 @@ impl Serve {
             .expect("starting ledger-node serve");
         // Both were piped just above.
         let watch = child.stdin.take().expect("a piped stdin");
-        let stderr = child.stderr.take().expect("a piped stderr");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let writer = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                writer.lock().unwrap_or_else(PoisonError::into_inner).push(line);
-            }
-        });
+        let log = collect_lines(child.stderr.take().expect("a piped stderr"));
         // Killed when dropped, should it not start.
         let mut node = NativeNode { child, watch: Some(watch), base: String::new(), metrics: None, log };
         let started = Instant::now();

@@ -2,13 +2,12 @@
 //! and `ledger-node follow`, in public mode (no upstream token), trusting the
 //! simulators' CAs through `LEDGER_NODE_UPSTREAM_CA_FILE`.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use ledger_node_tests::native::{NativeNode, Serve};
+use ledger_node_tests::native::{NativeNode, Serve, collect_lines};
 
 use super::client::Client;
 
@@ -77,14 +76,7 @@ impl Following {
     /// Starts `command` (a [`follow`]).
     pub fn start(mut command: Command) -> Following {
         let mut child = command.stderr(Stdio::piped()).spawn().expect("starting ledger-node follow");
-        let stderr = child.stderr.take().expect("a piped stderr");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let writer = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                writer.lock().unwrap_or_else(PoisonError::into_inner).push(line);
-            }
-        });
+        let log = collect_lines(child.stderr.take().expect("a piped stderr"));
         Following { child, log }
     }
 
