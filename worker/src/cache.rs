@@ -128,12 +128,12 @@ fn is_body(key: &[u8]) -> bool {
     key.first() == Some(&BODIES)
 }
 
-/// The key of the hash of the update whose body is under `body_key`
-/// (`U update_id encoding`): present in D1 exactly when the update is held. `None`
-/// for a key of `U` that names no update.
+/// The key of the hash of the update whose stored form is under `body_key`
+/// (`U update_id`): present in D1 exactly when the update is held. `None` for a key of
+/// `U` that names no update.
 fn held_key(body_key: &[u8]) -> Option<Vec<u8>> {
-    let (update_id, encoding) = keys::decode_str(body_key.get(1..)?)?;
-    (encoding.len() == 1).then(|| hash_key(&update_id))
+    let (update_id, rest) = keys::decode_str(body_key.get(1..)?)?;
+    rest.is_empty().then(|| hash_key(&update_id))
 }
 
 /// What an operation does to the bodies.
@@ -468,13 +468,13 @@ fn generation_of(results: &[D1Result]) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn body_key(id: &str, encoding: u8) -> Vec<u8> {
-        keys::Key::new(keys::UPDATE).str(id).byte(encoding).into_bytes()
+    fn body_key(id: &str) -> Vec<u8> {
+        ledger_node_core::state::ledger::updates::form_key(id)
     }
 
     #[test]
     fn only_update_bodies_go_to_r2() {
-        assert!(is_body(&body_key("tx-1", 0)));
+        assert!(is_body(&body_key("tx-1")));
         assert!(!is_body(&keys::Key::new(keys::UPDATE_HASH).str("tx-1").into_bytes()));
         assert!(!is_body(&[keys::GENERATION]));
         assert!(!is_body(b""));
@@ -482,11 +482,11 @@ mod tests {
 
     #[test]
     fn a_body_is_served_while_its_updates_hash_is_held() {
-        assert_eq!(held_key(&body_key("tx-1", 1)), Some(hash_key("tx-1")));
-        assert_eq!(held_key(&body_key("a\0b", 0)), Some(hash_key("a\0b")));
+        assert_eq!(held_key(&body_key("tx-1")), Some(hash_key("tx-1")));
+        assert_eq!(held_key(&body_key("a\0b")), Some(hash_key("a\0b")));
         assert_eq!(held_key(b"U"), None);
-        assert_eq!(held_key(b"Utx-1\0\x01"), None, "no encoding");
-        assert_eq!(held_key(b"Utx-1\0\x01\x00\x01"), None, "more than an encoding");
+        assert_eq!(held_key(b"Utx-1"), None, "no end of the id");
+        assert_eq!(held_key(b"Utx-1\0\x01\x00"), None, "more than an id");
     }
 
     #[test]
@@ -500,8 +500,8 @@ mod tests {
         // Some bodies only.
         assert!(matches!(body_effect(&range(b"U", Some(b"U\x01"))), BodyEffect::Refused(_)));
         assert!(matches!(body_effect(&range(b"Ua", None)), BodyEffect::Refused(_)));
-        assert!(matches!(body_effect(&Op::Delete { key: body_key("tx-1", 1) }), BodyEffect::Refused(_)));
-        let put_new = Op::PutIfAbsent { key: body_key("tx-1", 0), value: vec![] };
+        assert!(matches!(body_effect(&Op::Delete { key: body_key("tx-1") }), BodyEffect::Refused(_)));
+        let put_new = Op::PutIfAbsent { key: body_key("tx-1"), value: vec![] };
         assert!(matches!(body_effect(&put_new), BodyEffect::Refused(_)));
         // The storage check's scratch range, and neighbours of U.
         assert_eq!(body_effect(&range(&[0xff, b's'], Some(&[0xff, b't']))), BodyEffect::None);
@@ -509,12 +509,12 @@ mod tests {
         assert_eq!(body_effect(&range(b"V", None)), BodyEffect::None);
         assert_eq!(body_effect(&Op::Delete { key: b"H".to_vec() }), BodyEffect::None);
         assert_eq!(body_effect(&Op::Put { key: b"H".to_vec(), value: vec![] }), BodyEffect::None);
-        assert_eq!(body_effect(&Op::Put { key: body_key("tx-1", 0), value: vec![] }), BodyEffect::Put);
+        assert_eq!(body_effect(&Op::Put { key: body_key("tx-1"), value: vec![] }), BodyEffect::Put);
     }
 
     #[test]
     fn kv_keys_carry_the_generation_and_escape_the_key() {
-        assert_eq!(kv_key("0a1b", &body_key("tx-1", 1)), Some("body/0a1b/Utx-1%00%01%01".to_owned()));
+        assert_eq!(kv_key("0a1b", &body_key("tx-1")), Some("body/0a1b/Utx-1%00%01".to_owned()));
         assert_eq!(kv_key("g", b"U%/ z"), Some("body/g/U%25/%20z".to_owned()));
         assert_eq!(kv_key("g", &[b'U'; 600]), None);
     }

@@ -1,5 +1,6 @@
 //! The model: what the node's data is, with no storage.
 
+pub mod binary;
 pub mod config;
 pub mod env;
 pub mod error;

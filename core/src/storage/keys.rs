@@ -63,7 +63,7 @@ use alloc::vec::Vec;
 pub const GENERATION: u8 = b'G';
 /// Update content hashes by id.
 pub const UPDATE_HASH: u8 = b'H';
-/// Update bodies by id and encoding.
+/// Updates by id, in their binary form.
 pub const UPDATE: u8 = b'U';
 /// Contracts by id.
 pub const CONTRACT: u8 = b'C';
@@ -214,7 +214,7 @@ pub const TABLES: &[Table] = {
     &[
         table(GENERATION, "ingest generations", Scan, false),
         table(UPDATE_HASH, "update hashes", Point, true),
-        table(UPDATE, "update bodies", Point, true),
+        table(UPDATE, "update forms", Point, true),
         table(CONTRACT, "contracts", Point, false),
         table(TEMPLATE, "active contracts by template", ScanWithin { prefix: &[Str] }, false),
         table(REASSIGNMENT, "reassignments", Point, false),

@@ -46,7 +46,8 @@
 //! keeps a reassigned contract's reassignments as one record of where it is
 //! (`R contract_id`) instead of one key per event, and adds the token registry's index
 //! and the coin's total supply ([`crate::state::registry`]): forms a build of version 3
-//! cannot read.
+//! cannot read. Version 5 stores each update once, in its binary form, instead of its
+//! two JSON bodies ([`crate::state::ledger::updates`]).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -58,7 +59,7 @@ use crate::storage::keys;
 use crate::storage::store::{Scan, Store, WriteBatch, WriteError};
 
 /// The layout version this build reads and writes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Where a store keeps its layout version (the value: the version in decimal ASCII).
 pub const KEY: &[u8] = b"\x00layout";

@@ -10,7 +10,7 @@ use crate::api::route::UpdateApi;
 use crate::model::error::Error;
 use crate::model::ids::{PathParam, UpdateId};
 use crate::model::value::Encoding;
-use crate::state::ledger::updates::{TRANSACTION, body_key};
+use crate::state::ledger::updates::{self, TRANSACTION};
 use crate::storage::store::Store;
 
 /// The `offset` that version 1 of the endpoint reports for every transaction.
@@ -25,9 +25,10 @@ pub async fn get<S: Store>(
 ) -> Result<Response, Error> {
     let update_id = update_id?;
     let encoding = encoding(query)?;
-    let stored = store
-        .get(&body_key(&update_id, encoding))
+    let stored = updates::bodies(store, &[&*update_id], encoding)
         .await?
+        .pop()
+        .flatten()
         .ok_or_else(|| Error::NotFound(alloc::format!("update {update_id} not found")))?;
     let body = response_body(stored, api)
         .ok_or_else(|| Error::Internal(alloc::format!("stored update {update_id} is unreadable")))?;
@@ -51,7 +52,8 @@ fn encoding(query: &str) -> Result<Encoding, Error> {
     Ok(chosen.map_or(Encoding::CompactJson, |(_, encoding)| encoding))
 }
 
-/// The response body for API version `api` from a stored `[body][kind]` entry.
+/// The response body for API version `api` from a rendered `[body][kind]`
+/// ([`updates::bodies`]).
 pub(crate) fn response_body(mut stored: Vec<u8>, api: UpdateApi) -> Option<Vec<u8>> {
     let kind = stored.pop()?;
     if api == UpdateApi::V1 && kind == TRANSACTION {
@@ -71,15 +73,10 @@ mod tests {
     use super::*;
     use crate::model::json::Json;
     use crate::model::update::Update;
-    use crate::state::ledger::StoredUpdate;
 
-    /// The stored entry of `update`'s body in `encoding`.
+    /// `update`'s rendered `[body][kind]` in `encoding`.
     fn stored(update: &Update, encoding: Encoding) -> Vec<u8> {
-        let [_, compact, protobuf] = StoredUpdate::new(update).unwrap().into_entries(update.id());
-        match encoding {
-            Encoding::CompactJson => compact.1,
-            Encoding::ProtobufJson => protobuf.1,
-        }
+        updates::render(&update.to_binary(), encoding).expect("a form renders")
     }
 
     /// A transaction creating one contract.

@@ -81,7 +81,7 @@ use crate::model::ids::{SynchronizerId, UpdateId};
 use crate::model::json::{Json, Object};
 use crate::model::time::Timestamp;
 use crate::model::value::{Encoding, read};
-use crate::state::ledger::updates::body_key;
+use crate::state::ledger::updates;
 use crate::state::migrations::position_prefix;
 use crate::storage::keys::{self, Key};
 use crate::storage::store::{Scan, Store};
@@ -287,7 +287,7 @@ pub(crate) async fn import_migrations<S: Store>(store: &S) -> Result<Vec<i64>, E
     Ok(migrations)
 }
 
-/// The stored bodies of `ids` in `encoding`, as `api` renders them.
+/// The bodies of `ids` in `encoding`, as `api` renders them.
 async fn bodies<S: Store>(
     store: &S,
     ids: &[String],
@@ -297,9 +297,7 @@ async fn bodies<S: Store>(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let keys: Vec<Vec<u8>> = ids.iter().map(|id| body_key(id, encoding)).collect();
-    let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-    let found = store.get_many(&keys).await?;
+    let found = updates::bodies(store, ids, encoding).await?;
     ids.iter()
         .zip(found)
         .map(|(id, stored)| {

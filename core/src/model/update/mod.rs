@@ -54,6 +54,7 @@
 //! (`fixtures`), and whatever builds the type by hand (the demo generator of the
 //! native host).
 
+pub mod binary;
 mod blob;
 mod created;
 mod exercised;

@@ -55,6 +55,7 @@
 //! [`path`] and [`read`] hold the JSON-path error machinery that the update parser
 //! (and any other ingest parser) shares.
 
+pub mod binary;
 mod numeric;
 pub mod path;
 pub mod read;

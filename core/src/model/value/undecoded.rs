@@ -65,6 +65,12 @@ impl Undecoded {
         Ok(Undecoded { protobuf: text(&protobuf), compact: text(&compact) })
     }
 
+    /// An undecoded value from renderings this node wrote before (its stored form,
+    /// [`super::binary`]), which are not checked again.
+    pub(super) fn from_renderings(protobuf: String, compact: String) -> Undecoded {
+        Undecoded { protobuf, compact }
+    }
+
     /// The `protobuf_json` rendering.
     pub fn protobuf_json(&self) -> &str {
         &self.protobuf

@@ -13,7 +13,6 @@ pub mod updates;
 
 use crate::model::error::Error;
 use crate::model::update::{Event, ReassignmentEvent, Update};
-use crate::model::value::Encoding;
 use crate::storage::stage::Stage;
 use crate::storage::store::Store;
 
@@ -76,8 +75,8 @@ pub fn keys_read(update: &Update) -> impl Iterator<Item = alloc::vec::Vec<u8>> +
 }
 
 /// The keys [`apply_update`] reads for those of `updates` already held, once every
-/// update's [`keys_read`] are in `stage`: their stored `protobuf_json` entries, which
-/// decide whether they were re-sent unchanged. To prefetch in one more round trip,
+/// update's [`keys_read`] are in `stage`: their stored forms, which decide whether they
+/// were re-sent unchanged. To prefetch in one more round trip,
 /// taken only when a batch re-sends updates.
 pub fn held_keys_read<'u, S: Store>(
     stage: &Stage<'_, S>,
@@ -86,9 +85,9 @@ pub fn held_keys_read<'u, S: Store>(
     updates
         .into_iter()
         .filter(|update| {
-            matches!(stage.cached(&updates::hash_key(update.id())), Some(Some(held)) if updates::needs_body(held))
+            matches!(stage.cached(&updates::hash_key(update.id())), Some(Some(held)) if updates::needs_form(held))
         })
-        .map(|update| updates::body_key(update.id(), Encoding::ProtobufJson))
+        .map(|update| updates::form_key(update.id()))
         .collect()
 }
 
@@ -101,11 +100,11 @@ pub async fn apply_update<'u, S: Store>(
     stored: StoredUpdate,
 ) -> Result<Outcome<'u>, Error> {
     if let Some(held) = stage.get(&updates::hash_key(update.id())).await? {
-        let held_body = match updates::needs_body(&held) {
-            true => stage.get(&updates::body_key(update.id(), Encoding::ProtobufJson)).await?,
+        let held_form = match updates::needs_form(&held) {
+            true => stage.get(&updates::form_key(update.id())).await?,
             false => None,
         };
-        return if stored.matches(&held, held_body.as_deref()) {
+        return if stored.matches(&held, held_form.as_deref()) {
             Ok(Outcome::Unchanged)
         } else {
             Err(Error::Conflict(alloc::format!("update {} is already held with different content", update.id())))

@@ -1,30 +1,35 @@
-//! Updates as stored, as `GET /v{1,2}/updates/{update_id}` serves them
-//! ([`crate::api::history::by_id`]).
+//! Updates as stored, and their bodies as `GET /v{1,2}/updates/{update_id}` and the
+//! history stream serve them ([`crate::api::history`]).
 //!
-//! Both response bodies are rendered once, at ingest, and each is stored under its own
-//! key, so that serving an update is one store read of just the body asked for: no
-//! JSON is parsed on the request path, and no bytes of the other encoding are read.
+//! Each update is stored once, in its binary form ([`crate::model::update::binary`]):
+//! about 1.4 KB an update once compressed, against 3.9 KB for the two JSON bodies this
+//! replaced. A read renders the body in the encoding asked for from it ([`bodies`]),
+//! and offers the rendering to the store's cache of rendered values
+//! ([`Store::remember`]), keyed by update and encoding, so that an update read often
+//! is rendered once while the cache keeps it. An update never changes once held (a
+//! different one under its id is a conflict), so a kept rendering is never stale;
+//! only the reset removes updates, and a store forgets what it keeps on any delete.
+//!
 //! Ingest tells a re-sent update (idempotent) from a different one under a held id (a
-//! conflict) by comparing its canonical ingest form with the held one's: the
-//! `protobuf_json` body, which is stored anyway, and a hash of the created events'
-//! blobs, which the bodies leave out (and of the `compact_json` renderings of the
-//! values held undecoded, which the `protobuf_json` body leaves out too). Only the blobs are hashed, at a few hundred
-//! bytes an update rather than the whole body; the held body is read only for an
-//! update whose id is already held. A created event re-sent without its blob matches
-//! the held one: a blob is an attachment an update can lose (no node keeps an archived
-//! contract's blob, so a follower reading the update again gets it without), never a
-//! contradiction; a different blob, or one where the held event had none, is one.
+//! conflict) by comparing its binary form with the held one's, and a hash of the
+//! created events' blobs, which the form leaves out. Only the blobs are hashed, at a
+//! few hundred bytes an update rather than the whole form; the held form is read only
+//! for an update whose id is already held. A created event re-sent without its blob
+//! matches the held one: a blob is an attachment an update can lose (no node keeps an
+//! archived contract's blob, so a follower reading the update again gets it without),
+//! never a contradiction; a different blob, or one where the held event had none, is
+//! one.
 //!
 //! Stored layout:
 //! - `H update_id` → `[3]` then 8 bytes per created event, in event id order: zero for
 //!   an event without a blob, else the first 8 bytes of the BLAKE3 hash of its event id
-//!   and blob (never zero); then, for an update holding undecoded values
-//!   ([`crate::model::value::Undecoded`]), 8 more bytes: the head of the hash of their
-//!   `compact_json` renderings in the order they are written (never zero); present
-//!   exactly when the update is held;
-//! - `U update_id encoding` → `[body][kind: 1 byte]`, encoding 0 for `compact_json` and
-//!   1 for `protobuf_json`; kind 0 for a transaction, 1 for a reassignment (last, so
-//!   that serving drops it without moving the body).
+//!   and blob (never zero); present exactly when the update is held;
+//! - `U update_id` → the update's binary form, whose head says whether it is a
+//!   transaction or a reassignment.
+//!
+//! A rendered body, as cached and as [`bodies`] returns it, is `[body][kind: 1 byte]`:
+//! kind 0 for a transaction, 1 for a reassignment (last, so that serving drops it
+//! without moving the body).
 
 use alloc::string::String;
 use alloc::vec;
@@ -36,6 +41,7 @@ use crate::model::error::Error;
 use crate::model::update::{CreatedEvent, Event, ReassignmentEvent, Update};
 use crate::model::value::Encoding;
 use crate::storage::keys::{self, Key};
+use crate::storage::store::Store;
 
 /// The kind byte that ends the stored body of a transaction ([`body_key`]).
 pub const TRANSACTION: u8 = 0;
@@ -49,18 +55,17 @@ const EVENT_HASH_LEN: usize = 8;
 /// A stored content hash: the tag, then what it tags.
 type ContentHash = Vec<u8>;
 
-/// An update as stored: the hash of its blobs, both rendered bodies, and the records of
-/// the contracts it creates ([`contracts::creation_record`]).
+/// An update as stored: the hash of its blobs, its binary form, and the records of the
+/// contracts it creates ([`contracts::creation_record`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredUpdate {
     hash: ContentHash,
-    compact: Vec<u8>,
-    protobuf: Vec<u8>,
+    form: Vec<u8>,
     records: CreationRecords,
 }
 
-/// The store entries of one update: its content hash and its two bodies.
-pub type UpdateEntries = [(Vec<u8>, Vec<u8>); 3];
+/// The store entries of one update: its content hash and its binary form.
+pub type UpdateEntries = [(Vec<u8>, Vec<u8>); 2];
 
 /// The rendered records of the contracts an update creates, by contract id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -100,14 +105,11 @@ impl StoredUpdate {
     /// Renders `update` for storage; a contract record that does not serialize is an
     /// error ([`contracts::creation_record`]).
     pub fn new(update: &Update) -> Result<Self, Error> {
-        let kind = if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT };
-        let body = |encoding| update.body_text(encoding).into_bytes();
-        let mut compact = body(Encoding::CompactJson);
-        let mut protobuf = body(Encoding::ProtobufJson);
-        let hash = event_blob_hashes(update);
-        compact.push(kind);
-        protobuf.push(kind);
-        Ok(StoredUpdate { hash, compact, protobuf, records: CreationRecords::new(update)? })
+        Ok(StoredUpdate {
+            hash: event_blob_hashes(update),
+            form: update.to_binary(),
+            records: CreationRecords::new(update)?,
+        })
     }
 
     /// The hash stored for the update: of its created events' blobs.
@@ -116,12 +118,12 @@ impl StoredUpdate {
     }
 
     /// Whether the update this renders is the update held under its id, whose stored
-    /// hash is `held` and whose stored `protobuf_json` entry is `held_body` ([`needs_body`]).
-    pub fn matches(&self, held: &[u8], held_body: Option<&[u8]>) -> bool {
+    /// hash is `held` and whose stored form is `held_form` ([`needs_form`]).
+    pub fn matches(&self, held: &[u8], held_form: Option<&[u8]>) -> bool {
         match held {
             [EVENT_BLOBS, held_events @ ..] => {
                 let ours = self.hash.get(1..).unwrap_or_default();
-                held_body == Some(self.protobuf.as_slice())
+                held_form == Some(self.form.as_slice())
                     && held_events.len() == ours.len()
                     && held_events
                         .chunks(EVENT_HASH_LEN)
@@ -140,86 +142,43 @@ impl StoredUpdate {
     /// The entries to store for the update with id `update_id`, and the records of the
     /// contracts it creates.
     pub fn into_parts(self, update_id: &str) -> (UpdateEntries, CreationRecords) {
-        let entries = [
-            (hash_key(update_id), self.hash.to_vec()),
-            (body_key(update_id, Encoding::CompactJson), self.compact),
-            (body_key(update_id, Encoding::ProtobufJson), self.protobuf),
-        ];
+        let entries = [(hash_key(update_id), self.hash), (form_key(update_id), self.form)];
         (entries, self.records)
     }
 }
 
 /// Whether deciding if an update is the one held with stored hash `held` needs the
-/// held update's `protobuf_json` entry ([`body_key`]) too: for every hash of this
-/// layout; a value of any other form is no update this build holds.
-pub fn needs_body(held: &[u8]) -> bool {
+/// held update's form ([`form_key`]) too: for every hash of this layout; a value of any
+/// other form is no update this build holds.
+pub fn needs_form(held: &[u8]) -> bool {
     held.first() == Some(&EVENT_BLOBS)
 }
 
 /// The stored hashes of `update`'s created events' blobs, the part of the canonical
-/// ingest form its `protobuf_json` body leaves out: `[3]`, then for each created event in
-/// event id order 8 bytes, zero without a blob, else the head of the BLAKE3 hash of its
-/// event id and blob (never zero). So two updates have equal ingest forms (as JSON)
-/// exactly when their bodies and these are equal, and an event that lost its blob is
-/// told from one with another blob. BLAKE3: in wasm, where there are no SHA
-/// instructions, it hashes several times faster than SHA-256.
+/// ingest form its binary form leaves out: `[3]`, then for each created event in event
+/// id order 8 bytes, zero without a blob, else the head of the BLAKE3 hash of its event
+/// id and blob (never zero). So two updates have equal ingest forms (as JSON) exactly
+/// when their binary forms and these are equal, and an event that lost its blob is told
+/// from one with another blob. BLAKE3: in wasm, where there are no SHA instructions, it
+/// hashes several times faster than SHA-256.
 fn event_blob_hashes(update: &Update) -> ContentHash {
     let mut hashes = vec![EVENT_BLOBS];
-    let mut push = |event: &CreatedEvent| match &event.created_event_blob {
-        None => hashes.extend_from_slice(&[0; EVENT_HASH_LEN]),
-        Some(blob) => {
-            let mut hasher = blake3::Hasher::new();
-            hasher.update(event.event_id.as_bytes());
-            hasher.update(&[0]);
-            hasher.update(blob.as_str().as_bytes());
-            let mut head = [0; EVENT_HASH_LEN];
-            head.copy_from_slice(&hasher.finalize().as_bytes()[..EVENT_HASH_LEN]);
-            if head == [0; EVENT_HASH_LEN] {
-                head[EVENT_HASH_LEN - 1] = 1;
-            }
-            hashes.extend_from_slice(&head);
-        }
-    };
-    match update {
-        Update::Transaction(tx) => tx.events_by_id.values().for_each(|event| {
-            if let Event::Created(created) = event {
-                push(created);
-            }
-        }),
-        Update::Reassignment(r) => {
-            if let ReassignmentEvent::Assignment(a) = &r.event {
-                push(&a.created_event);
+    for event in update.created_events() {
+        match &event.created_event_blob {
+            None => hashes.extend_from_slice(&[0; EVENT_HASH_LEN]),
+            Some(blob) => {
+                let mut hasher = blake3::Hasher::new();
+                hasher.update(event.event_id.as_bytes());
+                hasher.update(&[0]);
+                hasher.update(blob.as_str().as_bytes());
+                let mut head = [0; EVENT_HASH_LEN];
+                head.copy_from_slice(&hasher.finalize().as_bytes()[..EVENT_HASH_LEN]);
+                if head == [0; EVENT_HASH_LEN] {
+                    head[EVENT_HASH_LEN - 1] = 1;
+                }
+                hashes.extend_from_slice(&head);
             }
         }
-    }
-    let mut undecoded = blake3::Hasher::new();
-    let mut any = false;
-    let mut hash = |value: &crate::model::value::Undecoded| {
-        any = true;
-        undecoded.update(value.compact_json().as_bytes());
-        undecoded.update(&[0]);
-    };
-    match update {
-        Update::Transaction(tx) => tx.events_by_id.values().for_each(|event| match event {
-            Event::Created(created) => created.create_arguments.each_undecoded(&mut hash),
-            Event::Exercised(exercised) => {
-                exercised.choice_argument.each_undecoded(&mut hash);
-                exercised.exercise_result.each_undecoded(&mut hash);
-            }
-        }),
-        Update::Reassignment(r) => {
-            if let ReassignmentEvent::Assignment(a) = &r.event {
-                a.created_event.create_arguments.each_undecoded(&mut hash);
-            }
-        }
-    }
-    if any {
-        let mut head = [0; EVENT_HASH_LEN];
-        head.copy_from_slice(&undecoded.finalize().as_bytes()[..EVENT_HASH_LEN]);
-        if head == [0; EVENT_HASH_LEN] {
-            head[EVENT_HASH_LEN - 1] = 1;
-        }
-        hashes.extend_from_slice(&head);
     }
     hashes
 }
@@ -229,13 +188,57 @@ pub fn hash_key(update_id: &str) -> Vec<u8> {
     Key::new(keys::UPDATE_HASH).str(update_id).into_bytes()
 }
 
-/// The key of an update's body in `encoding`.
-pub fn body_key(update_id: &str, encoding: Encoding) -> Vec<u8> {
+/// The key of an update's binary form.
+pub fn form_key(update_id: &str) -> Vec<u8> {
+    Key::new(keys::UPDATE).str(update_id).into_bytes()
+}
+
+/// The key of an update's body in `encoding` in the store's cache of rendered values
+/// ([`Store::recall`]): its form's key and the encoding.
+fn rendered_key(update_id: &str, encoding: Encoding) -> Vec<u8> {
     let encoding = match encoding {
         Encoding::CompactJson => 0,
         Encoding::ProtobufJson => 1,
     };
     Key::new(keys::UPDATE).str(update_id).byte(encoding).into_bytes()
+}
+
+/// The bodies of the updates `ids` in `encoding`, each `[body][kind]` (see the module
+/// docs), `None` for an update not held: from the store's cache of rendered values
+/// where it keeps them, the rest rendered from their forms, read in one round trip,
+/// and offered to the cache. A form that does not read is an error naming its update.
+pub async fn bodies<S: Store, I: AsRef<str>>(
+    store: &S,
+    ids: &[I],
+    encoding: Encoding,
+) -> Result<Vec<Option<Vec<u8>>>, Error> {
+    let mut found: Vec<Option<Vec<u8>>> =
+        ids.iter().map(|id| store.recall(&rendered_key(id.as_ref(), encoding))).collect();
+    let missing: Vec<usize> = (0..ids.len()).filter(|&n| found[n].is_none()).collect();
+    if missing.is_empty() {
+        return Ok(found);
+    }
+    let keys: Vec<Vec<u8>> = missing.iter().map(|&n| form_key(ids[n].as_ref())).collect();
+    let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let forms = store.get_many(&keys).await?;
+    for (n, form) in missing.into_iter().zip(forms) {
+        let Some(form) = form else { continue };
+        let id = ids[n].as_ref();
+        let body = render(&form, encoding)
+            .ok_or_else(|| Error::Internal(alloc::format!("stored update {id} is unreadable")))?;
+        store.remember(&rendered_key(id, encoding), &body);
+        found[n] = Some(body);
+    }
+    Ok(found)
+}
+
+/// `[body][kind]` of the update whose binary form is `form`, in `encoding`.
+pub(crate) fn render(form: &[u8], encoding: Encoding) -> Option<Vec<u8>> {
+    let update = Update::from_binary(form)?;
+    let kind = if update.as_transaction().is_some() { TRANSACTION } else { REASSIGNMENT };
+    let mut body = update.body_text(encoding).into_bytes();
+    body.push(kind);
+    Some(body)
 }
 
 #[cfg(test)]
@@ -270,25 +273,25 @@ mod tests {
         assert_eq!(base, hash(&transaction(Some("AAEC"), "")));
         assert_ne!(base, hash(&transaction(Some("AAED"), "")));
         assert_ne!(base, hash(&transaction(None, "")));
-        assert_eq!(base, hash(&transaction(Some("AAEC"), "wf")), "the body is compared as it is");
+        assert_eq!(base, hash(&transaction(Some("AAEC"), "wf")), "the form is compared as it is");
     }
 
     #[test]
     fn a_held_update_matches_only_with_the_same_blobs_and_body() {
         let update = transaction(Some("AAEC"), "");
         let stored = StoredUpdate::new(&update).unwrap();
-        let [_, _, (_, body)] = stored.clone().into_entries(update.id());
-        assert!(needs_body(stored.hash()));
+        let [_, (_, body)] = stored.clone().into_entries(update.id());
+        assert!(needs_form(stored.hash()));
         assert!(stored.matches(stored.hash(), Some(&body)));
-        assert!(!stored.matches(stored.hash(), None), "the body is needed");
+        assert!(!stored.matches(stored.hash(), None), "the form is needed");
 
         let other_body = transaction(Some("AAEC"), "wf");
         let other_body_stored = StoredUpdate::new(&other_body).unwrap();
         assert!(!other_body_stored.matches(stored.hash(), Some(&body)));
         let other_blob = transaction(Some("AAED"), "");
         let other_blob_stored = StoredUpdate::new(&other_blob).unwrap();
-        let [_, _, (_, other_blob_body)] = other_blob_stored.clone().into_entries(other_blob.id());
-        assert_eq!(other_blob_body, body, "blobs are not in the body");
+        let [_, (_, other_blob_body)] = other_blob_stored.clone().into_entries(other_blob.id());
+        assert_eq!(other_blob_body, body, "blobs are not in the form");
         assert!(!other_blob_stored.matches(stored.hash(), Some(&body)));
         assert!(!stored.matches(&stored.hash()[1..], Some(&body)), "an untagged hash is refused");
         assert!(!stored.matches(&[], Some(&body)));

@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn an_immutable_value_is_never_replaced_and_goes_only_with_everything() {
         let store = MemoryStore::new();
-        let body = Key::new(keys::UPDATE).str("tx-1").byte(0).into_bytes();
+        let body = Key::new(keys::UPDATE).str("tx-1").into_bytes();
         let write = |ops: &[Op]| block_on(store.write(&WriteBatch { ops: ops.to_vec() }));
         let put = |value: &[u8]| Op::Put { key: body.clone(), value: value.to_vec() };
         assert_eq!(write(&[put(b"one")]), Ok(()));
@@ -252,7 +252,7 @@ mod tests {
         let Err(WriteError::Store(e)) = write(&[put(b"two")]) else { panic!("another value was put") };
         assert_eq!(
             e.to_string(),
-            "table U (update bodies) is immutable: refused a put of another value under \"Utx-1\\x00\\x01\\x00\""
+            "table U (update forms) is immutable: refused a put of another value under \"Utx-1\\x00\\x01\""
         );
         assert!(write(&[Op::Delete { key: body.clone() }]).is_err());
         let part = Op::DeleteRange { start: body.clone(), end: Some(b"V".to_vec()) };

@@ -306,6 +306,12 @@ pub trait Store {
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError>;
     /// Applies `batch` atomically.
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError>;
+    /// TEMPORARY until the cache port lands.
+    fn recall(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+    /// TEMPORARY until the cache port lands.
+    fn remember(&self, _key: &[u8], _value: &[u8]) {}
 }
 
 impl<S: Store> Store for &S {
@@ -320,6 +326,12 @@ impl<S: Store> Store for &S {
     }
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
         (**self).write(batch).await
+    }
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+        (**self).recall(key)
+    }
+    fn remember(&self, key: &[u8], value: &[u8]) {
+        (**self).remember(key, value)
     }
 }
 
