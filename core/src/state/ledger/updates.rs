@@ -205,8 +205,8 @@ fn rendered_key(update_id: &str, encoding: Encoding) -> Vec<u8> {
 
 /// The bodies of the updates `ids` in `encoding`, each `[body][kind]` (see the module
 /// docs), `None` for an update not held: from the store's cache of rendered values
-/// where it keeps them, the rest rendered from their forms, read in one round trip,
-/// and offered to the cache. A form that does not read is an error naming its update.
+/// where it keeps them, the rest rendered from their forms, read in one round trip
+/// (a `get` for one, a `get_many` for more), and offered to the cache. A form that does not read is an error naming its update.
 pub async fn bodies<S: Store, I: AsRef<str>>(
     store: &S,
     ids: &[I],
@@ -219,8 +219,12 @@ pub async fn bodies<S: Store, I: AsRef<str>>(
         return Ok(found);
     }
     let keys: Vec<Vec<u8>> = missing.iter().map(|&n| form_key(ids[n].as_ref())).collect();
-    let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-    let forms = store.get_many(&keys).await?;
+    let forms = match keys.as_slice() {
+        // One update is read by key alone, as a host reads single keys best (the
+        // worker's KV tier serves only those).
+        [key] => alloc::vec![store.get(key).await?],
+        keys => store.get_many(&keys.iter().map(Vec::as_slice).collect::<Vec<_>>()).await?,
+    };
     for (n, form) in missing.into_iter().zip(forms) {
         let Some(form) = form else { continue };
         let id = ids[n].as_ref();
