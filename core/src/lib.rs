@@ -21,7 +21,8 @@
 //! ```
 //!
 //! - **The ledger** ([`state::ledger`]) is what the node is given: every update, stored
-//!   rendered in both encodings, and the active contract set its events leave. It is
+//!   stored once in a binary form that either encoding is rendered from on read, and the
+//!   active contract set its events leave. It is
 //!   the base that everything else is derived from, and it knows nothing of what is
 //!   derived from it.
 //! - **Projections** ([`state::projection`]) are the rest of the state ingest keeps, one shape

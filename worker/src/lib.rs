@@ -39,7 +39,8 @@
 //!
 //! ## Update bodies: R2, and the cache in front of it
 //!
-//! The rendered update bodies are most of what the node stores, so they live in R2,
+//! The updates' stored forms (one binary form an update, from which the core renders
+//! either encoding; called bodies here) are most of what the node stores, so they live in R2,
 //! not D1 (`r2`): D1 keeps what is queried, the indexes, the contracts, derived state
 //! and the wallet. An ingest batch puts its bodies into R2 first and then applies the
 //! rest in one D1 transaction, and a body is served only while D1 holds its update, so

@@ -46,13 +46,17 @@
 //!   reported ([`Update::read`]).
 //! - A writer appends JSON text with the keys and punctuation as literals, in one
 //!   form: a value encoding, and whether created-event blobs are written (the
-//!   canonical ingest form writes them, a response body does not). Ingest writes
-//!   every update twice with it, once an encoding ([`Update::body_text`]).
+//!   canonical ingest form writes them, a response body does not). A read renders the
+//!   body it serves with it ([`Update::body_text`]).
+//! - The binary form the node stores of each update has its own writer and reader,
+//!   all in [`binary`] (and [`crate::model::value::binary`] for values), as it follows
+//!   the types' fields in order rather than any wire shape.
 //!
 //! Adding a field to a type touches its module (the struct, its `FIELDS`, one line of
-//! the reader, one of the writer), the sample updates and generators of the tests
-//! (`fixtures`), and whatever builds the type by hand (the demo generator of the
-//! native host).
+//! the reader, one of the writer), the binary form (a line of each of its writer and
+//! reader, and a new [`binary::FORM_VERSION`] with the layout version), the sample
+//! updates and generators of the tests (`fixtures`), and whatever builds the type by
+//! hand (the demo generator of the native host).
 
 pub mod binary;
 mod blob;

@@ -191,8 +191,9 @@ impl Record {
 
     fn read_fields(input: &mut Reader<'_>) -> Option<Record> {
         let len = input.len()?;
-        let fields: Vec<Field> =
-            (0..len).map(|_| Some(Field { label: input.text()?, value: Value::read_binary(input)? })).collect::<Option<_>>()?;
+        let fields: Vec<Field> = (0..len)
+            .map(|_| Some(Field { label: input.text()?, value: Value::read_binary(input)? }))
+            .collect::<Option<_>>()?;
         Some(Record { fields })
     }
 }

@@ -44,8 +44,11 @@
 //!   renders every update's bodies with it); the `render` module hands that text to serde
 //!   serializers as raw JSON ([`Encoded`], [`Value::render`]).
 //!
+//! The binary form stored with each update has its own writer and reader in [`binary`].
+//!
 //! Adding a kind of value touches this module's root (the enum variant, its [`TYPES`] entry and
 //! [`Value::type_name`], an arm in the reader and one in each encoding of the writer,
+//! a tag of the binary form,
 //! and a row of the golden table in the tests), the proptest generator
 //! (`value::arbitrary`), and the demo generator of the native host, which writes every
 //! kind. Compact records keep their field order, also in a JSON tree, because the
