@@ -6,6 +6,12 @@
 //! vectors of their own, and [`add_to_linker`] shadows that with a `write` that reads
 //! the batch in place in the component's memory (an ingest batch writes tens of
 //! megabytes).
+//!
+//! `recall` and `remember` go to the backend's body cache, which every instance
+//! shares (`bodies.rs`). A value is remembered under the cache's generation as it was
+//! when the instance's current call into the component began ([`StoreImport::begin`]),
+//! so a value computed from reads that a reset overtook is not kept. They are not
+//! counted in [`StoreCalls`]: no round trip to the store.
 
 use std::sync::Arc;
 
@@ -46,12 +52,21 @@ pub struct StoreImport {
     pub backend: Arc<dyn Backend>,
     /// How often it was called.
     pub calls: StoreCalls,
+    /// The body cache's generation when the current call into the component began.
+    since: u64,
 }
 
 impl StoreImport {
     /// The import served from `backend`, not yet called.
     pub fn new(backend: Arc<dyn Backend>) -> Self {
-        StoreImport { backend, calls: StoreCalls::default() }
+        let since = backend.bodies().generation();
+        StoreImport { backend, calls: StoreCalls::default(), since }
+    }
+
+    /// A call into the component begins: what it remembers was computed from what it
+    /// reads from now on.
+    pub fn begin(&mut self) {
+        self.since = self.backend.bodies().generation();
     }
 }
 
@@ -96,6 +111,14 @@ impl wit::Host for StoreImport {
             })
             .collect();
         self.backend.write(&refs).map_err(write_error)
+    }
+
+    fn recall(&mut self, key: Vec<u8>) -> Option<Vec<u8>> {
+        self.backend.bodies().recall(&key)
+    }
+
+    fn remember(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.backend.bodies().remember(&key, &value, self.since);
     }
 }
 

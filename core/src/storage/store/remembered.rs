@@ -32,6 +32,7 @@ impl Remembered {
     }
 
     /// The most bytes held.
+    #[cfg(test)]
     pub fn bound(&self) -> usize {
         self.bound
     }
