@@ -16,13 +16,14 @@
 //! everything after a range delete (the reset) or a delete of a key of an immutable
 //! table ([`ledger_node_core::storage::store::forgets_remembered`]).
 //!
-//! An instance renders a value from what it read, then remembers it, and a reset may
-//! commit in between: the stale value must not be kept after the reset forgot
-//! everything. So every forgetting advances a generation under an exclusive lock; an
-//! instance notes the generation as a call into the component begins
-//! ([`BodyCache::generation`]), and a value it remembers is kept only if, under the
-//! same lock (shared), the generation has not moved ([`BodyCache::remember`]), as the
-//! store's row cache does for its fills (`lsm/rows.rs`). Recalls take no lock.
+//! An instance renders a value from what it read, then remembers it, and another
+//! instance's reset may commit in between: the stale value must not be kept after the
+//! reset forgot everything. So every forgetting advances a generation under an
+//! exclusive lock; an instance notes the generation before the first read of a call
+//! into the component ([`BodyCache::generation`], `host/store_import.rs`), and a value
+//! it remembers is kept only if, under the same lock (shared), the generation has not
+//! moved ([`BodyCache::remember`]), as the store's row cache does for its fills
+//! (`lsm/rows.rs`). Recalls take no lock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};

@@ -23,10 +23,11 @@
 //! The same memory keeps the values the core remembers (its port's
 //! [`Store::remember`] and [`Store::recall`], rendered bodies): up to
 //! [`REMEMBERED_BYTES`], apart from the bodies ([`memory`] says why), never in KV or
-//! R2. A value is kept only if the isolate's memory was not cleared since the request
-//! that offered it began, and a write of this isolate that may remove data a value was
-//! computed from ([`ledger_node_core::storage::store::forgets_remembered`]) forgets
-//! them all. Writes of other isolates cannot reach this memory; the only one that can
+//! R2. A value is kept only if the isolate's memory was not cleared since the first
+//! read of the request that offered it (since that request's own last write that
+//! forgets, after which it reads the new state), and a write of this isolate that may
+//! remove data a value was computed from
+//! ([`ledger_node_core::storage::store::forgets_remembered`]) forgets them all. Writes of other isolates cannot reach this memory; the only one that can
 //! remove such data is the reset, which replaces the generation, and this isolate stops
 //! recalling within about a second of it, as it stops serving bodies (below).
 //!
@@ -69,7 +70,7 @@
 
 mod memory;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::future::Future;
 
@@ -232,9 +233,10 @@ pub struct CachedStore {
     now: u64,
     /// Bodies read from R2, to put into KV: `(KV key, body)`.
     kv_puts: RefCell<Vec<(String, Vec<u8>)>>,
-    /// The isolate's epoch when the request began: what it remembers is kept only if
-    /// the memory was not cleared since.
-    since: u64,
+    /// The isolate's epoch before the request's first read (since its last write that
+    /// forgets): what it remembers is kept only if the memory was not cleared since.
+    /// `None`: no read yet.
+    since: Cell<Option<u64>>,
 }
 
 impl CachedStore {
@@ -242,8 +244,7 @@ impl CachedStore {
     /// for a request that arrived at `now`.
     pub fn new(d1: D1Store, bodies: BodyBucket, kv: Option<KvStore>, now: Timestamp) -> Self {
         let now = u64::try_from(now.micros() / 1000).unwrap_or_default();
-        let since = isolate(|cache| cache.epoch());
-        CachedStore { d1, bodies, kv, now, kv_puts: RefCell::new(Vec::new()), since }
+        CachedStore { d1, bodies, kv, now, kv_puts: RefCell::new(Vec::new()), since: Cell::new(None) }
     }
 
     /// Puts the bodies this store read from R2 into KV; `None` if there are none. Run
@@ -263,6 +264,13 @@ impl CachedStore {
                 }
             }
         })
+    }
+
+    /// A read begins: the request's first notes the isolate's epoch.
+    fn reading(&self) {
+        if self.since.get().is_none() {
+            self.since.set(Some(isolate(|cache| cache.epoch())));
+        }
     }
 
     /// The generation as D1 holds it now.
@@ -446,6 +454,7 @@ fn missing<'a, 'k>(keys: &'a [&'k [u8]], found: &'a [Option<Vec<u8>>]) -> impl I
 
 impl Store for CachedStore {
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.reading();
         if !is_body(key) {
             return self.d1.get(key).await;
         }
@@ -453,6 +462,7 @@ impl Store for CachedStore {
     }
 
     async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.reading();
         if !keys.iter().any(|key| is_body(key)) {
             return self.d1.get_many(keys).await;
         }
@@ -460,6 +470,7 @@ impl Store for CachedStore {
     }
 
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+        self.reading();
         self.d1.scan(scan).await
     }
 
@@ -475,9 +486,11 @@ impl Store for CachedStore {
             (false, true) => self.write_with_bodies(batch).await,
             (false, false) => self.d1.write(batch).await,
         };
-        // Whatever the outcome: a failed write may still have been applied.
+        // Whatever the outcome: a failed write may still have been applied. The reads
+        // before it no longer count: the next one notes the epoch again.
         if forgets_remembered(&batch.ops) {
             isolate(IsolateCache::forget_remembered);
+            self.since.set(None);
         }
         written
     }
@@ -487,7 +500,7 @@ impl Store for CachedStore {
     }
 
     fn remember(&self, key: &[u8], value: &[u8]) {
-        isolate(|cache| cache.remember(self.since, key, value));
+        isolate(|cache| cache.remember(self.since.get().unwrap_or(cache.epoch()), key, value));
     }
 }
 
