@@ -56,6 +56,9 @@ impl quick_cache::Weighter<Box<[u8]>, Arc<[u8]>> for Weight {
     }
 }
 
+/// Values by key, weighed in bytes.
+type Values = quick_cache::sync::Cache<Box<[u8]>, Arc<[u8]>, Weight>;
+
 /// What the cache has done since the process started, for the metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -72,7 +75,7 @@ pub struct Stats {
 /// Remembered values by key, up to a bound in bytes (see the module docs).
 pub struct BodyCache {
     /// `None` when the bound is zero.
-    cache: Option<quick_cache::sync::Cache<Box<[u8]>, Arc<[u8]>, Weight>>,
+    cache: Option<Values>,
     bound: u64,
     /// Advanced by every forgetting (see the module docs).
     generation: AtomicU64,
@@ -99,7 +102,7 @@ impl BodyCache {
     pub fn new(bytes: u64) -> Self {
         let values = usize::try_from(bytes / TYPICAL_VALUE_BYTES).unwrap_or(usize::MAX).max(16);
         BodyCache {
-            cache: (bytes > 0).then(|| quick_cache::sync::Cache::with_weighter(values, bytes, Weight)),
+            cache: (bytes > 0).then(|| Values::with_weighter(values, bytes, Weight)),
             bound: bytes,
             generation: AtomicU64::new(0),
             fills: RwLock::new(()),

@@ -58,8 +58,9 @@
 //! - The binary (`src/main.rs`) is the `ledger-node` command line.
 //!
 //! Imports between these modules go one way: `bodies` and `logs` import none of
-//! them; `backend` and `metrics` build on `bodies`; `lsm` and `host` on `backend` (and `host` on `metrics`); `ingest`, `server` and `scheduler` on `host`;
-//! `follow` on `host` and `ingest`.
+//! them; `backend` and `metrics` build on `bodies`; `lsm` and `host` on `backend`
+//! (and `host` on `metrics`); `ingest`, `server` and `scheduler` on `host`; `follow`
+//! on `host` and `ingest`.
 //!
 //! This crate links the core for its storage port types (the native store implements
 //! the port, so the storage contract suite runs against it), its configuration parser

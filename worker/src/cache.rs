@@ -27,9 +27,10 @@
 //! read of the request that offered it (since that request's own last write that
 //! forgets, after which it reads the new state), and a write of this isolate that may
 //! remove data a value was computed from
-//! ([`ledger_node_core::storage::store::forgets_remembered`]) forgets them all. Writes of other isolates cannot reach this memory; the only one that can
-//! remove such data is the reset, which replaces the generation, and this isolate stops
-//! recalling within about a second of it, as it stops serving bodies (below).
+//! ([`ledger_node_core::storage::store::forgets_remembered`]) forgets them all. Writes
+//! of other isolates cannot reach this memory; the only one that can remove such data
+//! is the reset, which replaces the generation, and this isolate stops recalling within
+//! about a second of it, as it stops serving bodies (below).
 //!
 //! Absent keys are never cached (an update may be ingested later), and every key
 //! outside `U`, every scan and every other write go to D1 alone. A read of many bodies
