@@ -153,3 +153,24 @@ impl Store for Port<'_> {
         bodies.remember(key, value, bodies.generation());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_memory_backend_keeps_remembered_bodies_in_its_cache_until_a_reset() {
+        let backend = MemoryBackend::new().with_body_cache(1 << 20);
+        let bodies = backend.bodies();
+        bodies.remember(b"rendered", b"body", bodies.generation());
+        backend.write(&[OpRef::Put { key: b"k", value: b"v" }]).expect("a put");
+        assert_eq!(bodies.recall(b"rendered"), Some(b"body".to_vec()));
+        let mut reset = WriteBatch::new();
+        reset.delete_range(Vec::new(), None);
+        backend.write_batch(&reset).expect("the reset");
+        assert_eq!((bodies.recall(b"rendered"), bodies.stats().bytes), (None, 0));
+        let off = MemoryBackend::new().with_body_cache(0);
+        off.bodies().remember(b"rendered", b"body", 0);
+        assert_eq!(off.bodies().recall(b"rendered"), None);
+    }
+}

@@ -513,6 +513,23 @@ mod tests {
     }
 
     #[test]
+    fn a_serving_store_keeps_remembered_bodies_until_a_range_delete_and_a_bulk_load_keeps_none() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let store = LsmStore::open(&dir.path().join("serving")).expect("a store");
+        let bodies = store.bodies();
+        bodies.remember(b"rendered", b"body", bodies.generation());
+        put(&store, b"k", b"v");
+        store.write(&[OpRef::Delete { key: b"k" }]).expect("a delete of a key of no immutable table");
+        assert_eq!(bodies.recall(b"rendered"), Some(b"body".to_vec()));
+        store.write(&[OpRef::DeleteRange { start: b"x", end: Some(b"y") }]).expect("a range delete");
+        assert_eq!(bodies.recall(b"rendered"), None);
+        assert_eq!(bodies.stats().bound, crate::bodies::DEFAULT_BYTES);
+        let bulk = LsmStore::open_bulk(&dir.path().join("bulk")).expect("a store");
+        bulk.bodies().remember(b"rendered", b"body", bulk.bodies().generation());
+        assert_eq!((bulk.bodies().recall(b"rendered"), bulk.bodies().stats().bound), (None, 0));
+    }
+
+    #[test]
     fn a_second_opening_of_one_store_is_refused_with_advice() {
         let dir = tempfile::tempdir().expect("a directory");
         let _first = LsmStore::open(dir.path()).expect("a store");
