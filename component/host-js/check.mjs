@@ -53,6 +53,7 @@ const ids = [...updates.slice(0, 8), ...updates.filter((u) => u.reassignment ?? 
   .map((u) => u.update_id);
 const requests = [
   ['POST', '/v0/admin/ingest', history, admin],
+  ['POST', '/v0/admin/store-check', undefined, admin],
   ['GET', '/version'],
   ...ids.flatMap((id) => [
     ['GET', `/v2/updates/${encodeURIComponent(id)}`],
@@ -74,6 +75,22 @@ const requests = [
   ['DELETE', '/version'],
   ['GET', '/no/such/endpoint'],
 ];
+
+// The JS store's cache of remembered values keeps its bound and forgets on a delete.
+const cache = memoryStore({ rememberBytes: 800 });
+const bytes = (n, fill) => new Uint8Array(n).fill(fill);
+cache.remember(bytes(1, 1), bytes(99, 1));
+const kept = cache.recall(bytes(1, 1))?.length === 99;
+for (let i = 0; i < 20; i++) cache.remember(bytes(2, i), bytes(90, i));
+const bounded = cache.rememberedBytes() <= 800 && cache.recall(bytes(1, 1)) === undefined;
+cache.remember(bytes(1, 2), bytes(100, 2));
+const tooLarge = cache.recall(bytes(1, 2)) === undefined;
+cache.write([{ tag: 'delete-range', val: [bytes(1, 9), undefined] }]);
+const forgotten = cache.recall(bytes(2, 19)) === undefined && cache.rememberedBytes() === 0;
+if (!(kept && bounded && tooLarge && forgotten)) {
+  console.error(`the JS store's cache: kept ${kept}, bounded ${bounded}, too large refused ${tooLarge}, forgotten ${forgotten}`);
+  process.exit(1);
+}
 
 let differ = 0;
 for (const request of requests) {

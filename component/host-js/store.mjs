@@ -1,5 +1,11 @@
 // The node's `ledger:node/store` import, in memory: an ordered key-value store with
 // atomic write batches. Keys order bytewise, a shorter key first on a common prefix.
+//
+// `recall` and `remember` are a cache beside it, never stored: a Map of at most
+// `rememberBytes` bytes of keys and values, the least recently used forgotten first, no
+// value over an eighth of the bound kept. A batch that deletes anything forgets it all:
+// the node needs that only of a range delete or a delete of a key whose value never
+// changes, and this host does not tell the keyspace's tables apart.
 
 function compare(a, b) {
   const n = Math.min(a.length, b.length);
@@ -23,14 +29,46 @@ function locate(entries, key) {
   return [at, at < entries.length && compare(entries[at][0], key) === 0];
 }
 
-export function memoryStore() {
+// The Map key of a byte key.
+const cacheKey = (key) => Buffer.from(key).toString('latin1');
+
+export function memoryStore({ rememberBytes = 8 << 20 } = {}) {
   let entries = []; // [key, value] pairs in key order
   const get = (key) => {
     const [at, held] = locate(entries, key);
     return held ? entries[at][1] : undefined;
   };
+  const remembered = new Map(); // cache key -> value, least recently used first
+  let rememberedBytes = 0;
+  const forget = (name) => {
+    const value = remembered.get(name);
+    if (value === undefined) return;
+    remembered.delete(name);
+    rememberedBytes -= name.length + value.length;
+  };
   return {
     get,
+    recall(key) {
+      const name = cacheKey(key);
+      const value = remembered.get(name);
+      if (value === undefined) return undefined;
+      remembered.delete(name);
+      remembered.set(name, value);
+      return value.slice();
+    },
+    remember(key, value) {
+      const name = cacheKey(key);
+      forget(name);
+      const cost = name.length + value.length;
+      if (rememberBytes === 0 || cost > rememberBytes / 8) return;
+      for (const oldest of remembered.keys()) {
+        if (rememberedBytes + cost <= rememberBytes) break;
+        forget(oldest);
+      }
+      remembered.set(name, Uint8Array.from(value));
+      rememberedBytes += cost;
+    },
+    rememberedBytes: () => rememberedBytes,
     getMany: (keys) => keys.map(get),
     scan({ start, end, limit, reverse }) {
       const from = seek(entries, start);
@@ -72,6 +110,10 @@ export function memoryStore() {
         }
       }
       entries = next;
+      if (ops.some((op) => op.tag === 'delete' || op.tag === 'delete-range')) {
+        remembered.clear();
+        rememberedBytes = 0;
+      }
     },
   };
 }

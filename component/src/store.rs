@@ -6,7 +6,8 @@ use ledger_node_core::storage::store::{Entry, Scan, Store, WriteBatch, WriteErro
 use crate::bindings::ledger::node::store as wit;
 use crate::convert;
 
-/// The host's store, as imported through WIT. Every call completes synchronously.
+/// The host's store, as imported through WIT. Every call completes synchronously;
+/// `recall` and `remember` reach the host's cache, shared by all its instances.
 #[derive(Debug, Clone, Copy)]
 pub struct WitStore;
 
@@ -35,5 +36,13 @@ impl Store for WitStore {
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
         let ops: Vec<wit::Op> = batch.ops.iter().map(convert::op).collect();
         wit::write(&ops).map_err(convert::write_error)
+    }
+
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+        wit::recall(key)
+    }
+
+    fn remember(&self, key: &[u8], value: &[u8]) {
+        wit::remember(key, value);
     }
 }

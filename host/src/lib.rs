@@ -28,7 +28,9 @@
 //!   scan, write an atomic batch, sync) that the component's `store` import is served
 //!   from, its in-memory implementation, and [`backend::Port`], the core's storage
 //!   port over any backend (for running core code natively). [`lsm`] implements it
-//!   over a log-structured store in a directory (fjall).
+//!   over a log-structured store in a directory (fjall). Each backend holds the
+//!   node's [`bodies::BodyCache`], the values the core remembers, shared by every
+//!   instance and forgotten by the backend's own writes.
 //! - [`host`] runs the component. [`host::runner`] compiles it once with wasmtime and
 //!   runs instances over a node's backend: a fresh one per call, or one from a pool of
 //!   idle ones (checkout and checkin, dropping one whose memory grew too large).
@@ -55,9 +57,10 @@
 //!   (`ledger-node demo`).
 //! - The binary (`src/main.rs`) is the `ledger-node` command line.
 //!
-//! Imports between these modules go one way: `backend`, `metrics` and `logs` import
-//! none of them; `lsm` and `host` build on `backend` (and `host` on `metrics`); `ingest`, `server` and `scheduler` on `host`;
-//! `follow` on `host` and `ingest`.
+//! Imports between these modules go one way: `bodies` and `logs` import none of
+//! them; `backend` and `metrics` build on `bodies`; `lsm` and `host` on `backend`
+//! (and `host` on `metrics`); `ingest`, `server` and `scheduler` on `host`; `follow`
+//! on `host` and `ingest`.
 //!
 //! This crate links the core for its storage port types (the native store implements
 //! the port, so the storage contract suite runs against it), its configuration parser
@@ -66,6 +69,7 @@
 //! binary beside the worker and the core, are the `ledger-node-tests` crate (`tests/`).
 
 pub mod backend;
+pub mod bodies;
 pub mod config;
 pub mod demo;
 pub mod follow;

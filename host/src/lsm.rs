@@ -24,7 +24,9 @@
 //! are fjall's per keyspace, fixed when the keyspace is created.
 //!
 //! When serving, values read by key are also kept whole in a row cache
-//! (`lsm/rows.rs`), from which a write removes its keys before it returns.
+//! (`lsm/rows.rs`), from which a write removes its keys before it returns. The body
+//! cache (`bodies.rs`) is kept here too, when serving, and forgotten by the same
+//! writes; a bulk load keeps none.
 //!
 //! One background thread writes the in-memory tables out and merges tables. With two,
 //! fjall's pool (3.1) has its first thread hand each merge request back to the queue
@@ -58,6 +60,7 @@ use ledger_node_core::model::error::StoreError;
 use ledger_node_core::storage::store::{Entry, Scan, WriteError};
 
 use crate::backend::{Backend, OpRef};
+use crate::bodies::BodyCache;
 
 mod rows;
 mod values;
@@ -145,6 +148,8 @@ pub struct LsmStore {
     memtable_bytes: u64,
     /// Values read by key, when serving; a bulk load reads too little to keep any.
     rows: Option<Rows>,
+    /// Values the core remembers, when serving ([`Self::with_body_cache`]).
+    bodies: BodyCache,
 }
 
 impl std::fmt::Debug for LsmStore {
@@ -167,9 +172,18 @@ impl LsmStore {
     /// Every commit is synced to disk before it returns: a write the node answered for,
     /// a wallet request above all, survives a power loss, not only a crash of the
     /// process.
+    ///
+    /// It keeps a body cache of [`crate::bodies::DEFAULT_BYTES`]
+    /// ([`Self::with_body_cache`] sets another bound).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let rows = Some(Rows::new(SERVE_ROW_CACHE_BYTES));
-        Self::open_with(path, PersistMode::SyncData, SERVE_CACHE_BYTES, SERVE_MEMTABLE_BYTES, rows)
+        let store = Self::open_with(path, PersistMode::SyncData, SERVE_CACHE_BYTES, SERVE_MEMTABLE_BYTES, rows)?;
+        Ok(store.with_body_cache(crate::bodies::DEFAULT_BYTES))
+    }
+
+    /// The same store, with a body cache of at most `bytes` (`0`: none).
+    pub fn with_body_cache(self, bytes: u64) -> Self {
+        LsmStore { bodies: BodyCache::new(bytes), ..self }
     }
 
     /// What the store's compactions have done so far, for the metrics: read from
@@ -262,7 +276,8 @@ impl LsmStore {
         // loads past fjall's 512 MB of journal had it written out by fjall itself). A
         // no-op once it is written out.
         layout.rotate_memtable().map_err(backend)?;
-        Ok(LsmStore { db, kv, durability, writer: Mutex::new(0), memtable_bytes, rows })
+        let bodies = BodyCache::new(0);
+        Ok(LsmStore { db, kv, durability, writer: Mutex::new(0), memtable_bytes, rows, bodies })
     }
 }
 
@@ -288,6 +303,10 @@ impl Backend for LsmStore {
         }
         self.kv.major_compact().map_err(backend)?;
         self.db.persist(PersistMode::SyncAll).map_err(backend)
+    }
+
+    fn bodies(&self) -> &BodyCache {
+        &self.bodies
     }
 
     /// The value of `key`.
@@ -385,6 +404,7 @@ impl Backend for LsmStore {
         if let Some(rows) = &self.rows {
             rows.forget(ops.iter().map(|op| *op.key()), ranges);
         }
+        self.bodies.forget_after(ops);
         committed?;
         let keys: usize = ops.iter().map(key_bytes).sum();
         *writer += u64::try_from(keys + encoded.bytes()).unwrap_or(u64::MAX);
@@ -490,6 +510,23 @@ mod tests {
         let store = LsmStore::open(&path).expect("the store again");
         assert_eq!(store.get(b"small").expect("a read"), Some(b"value".to_vec()));
         assert_eq!(store.get(b"large").expect("a read"), Some(large));
+    }
+
+    #[test]
+    fn a_serving_store_keeps_remembered_bodies_until_a_range_delete_and_a_bulk_load_keeps_none() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let store = LsmStore::open(&dir.path().join("serving")).expect("a store");
+        let bodies = store.bodies();
+        bodies.remember(b"rendered", b"body", bodies.generation());
+        put(&store, b"k", b"v");
+        store.write(&[OpRef::Delete { key: b"k" }]).expect("a delete of a key of no immutable table");
+        assert_eq!(bodies.recall(b"rendered"), Some(b"body".to_vec()));
+        store.write(&[OpRef::DeleteRange { start: b"x", end: Some(b"y") }]).expect("a range delete");
+        assert_eq!(bodies.recall(b"rendered"), None);
+        assert_eq!(bodies.stats().bound, crate::bodies::DEFAULT_BYTES);
+        let bulk = LsmStore::open_bulk(&dir.path().join("bulk")).expect("a store");
+        bulk.bodies().remember(b"rendered", b"body", bulk.bodies().generation());
+        assert_eq!((bulk.bodies().recall(b"rendered"), bulk.bodies().stats().bound), (None, 0));
     }
 
     #[test]

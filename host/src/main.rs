@@ -56,6 +56,10 @@ enum Command {
         /// the public port never serves the metrics. Unset: no metrics listener.
         #[arg(long)]
         metrics_listen: Option<SocketAddr>,
+        /// Bytes of rendered update bodies kept in memory, shared by every request, so
+        /// that a body read again is not rendered again; 0 turns the cache off.
+        #[arg(long, env = config::BODY_CACHE_BYTES, default_value_t = ledger_node::bodies::DEFAULT_BYTES)]
+        body_cache_bytes: u64,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -189,6 +193,7 @@ fn main() -> anyhow::Result<()> {
             poll_seconds,
             following,
             metrics_listen,
+            body_cache_bytes,
             limits,
         } => {
             let following = (!upstream.is_empty()).then(|| Following {
@@ -198,7 +203,8 @@ fn main() -> anyhow::Result<()> {
                 args: following,
             });
             let listeners = Listeners { public: listen, metrics: metrics_listen };
-            serve(listeners, db, memory, tick_seconds, following, limits.limits())
+            let store = Storage { db, memory, body_cache_bytes };
+            serve(listeners, store, tick_seconds, following, limits.limits())
         }
         Command::Ingest { db, input } => ingest(&db, &input),
         Command::Follow { upstream, agree, db, once, poll_seconds, page_size, following } => {
@@ -241,10 +247,19 @@ struct Listeners {
     metrics: Option<SocketAddr>,
 }
 
-fn serve(
-    listeners: Listeners,
+/// Where `serve` keeps the node's state, and how much of its rendered bodies it keeps
+/// in memory.
+struct Storage {
+    /// The store directory, unless in memory.
     db: Option<PathBuf>,
     memory: bool,
+    /// The body cache's bound (`--body-cache-bytes`).
+    body_cache_bytes: u64,
+}
+
+fn serve(
+    listeners: Listeners,
+    Storage { db, memory, body_cache_bytes }: Storage,
     tick_seconds: u64,
     following: Option<Following>,
     limits: server::Limits,
@@ -286,9 +301,12 @@ fn serve(
         (Some(path), _) => {
             let backend = LsmStore::open(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
             compaction = Some(backend.compaction_source());
-            check_layout(Arc::new(backend), path.display(), &vars)?
+            check_layout(Arc::new(backend.with_body_cache(body_cache_bytes)), path.display(), &vars)?
         }
-        (None, _) => check_layout(Arc::new(MemoryBackend::new()), "the memory store", &vars)?,
+        (None, _) => {
+            let backend = MemoryBackend::new().with_body_cache(body_cache_bytes);
+            check_layout(Arc::new(backend), "the memory store", &vars)?
+        }
     };
     let engine = host::engine()?;
     let node = Arc::new(Node::new(&engine, backend, Options { config: vars, fixed_clock: None })?);
@@ -519,6 +537,28 @@ mod tests {
             let error = following(&args).expect_err("refused");
             assert!(error.contains("the start is `current` or `genesis`, not \"now\""), "{error}");
         }
+    }
+
+    fn body_cache_bytes(args: &[&str]) -> Result<u64, String> {
+        match Cli::try_parse_from(args).map_err(|e| e.to_string())?.command {
+            Command::Serve { body_cache_bytes, .. } => Ok(body_cache_bytes),
+            other => Err(format!("not serve: {other:?}")),
+        }
+    }
+
+    #[test]
+    fn serve_takes_the_body_cache_bound_from_its_flag_or_the_environment_64_mib_unless_told() {
+        use clap::CommandFactory as _;
+        let serve = ["ledger-node", "serve", "--memory"];
+        assert_eq!(body_cache_bytes(&serve), Ok(64 * 1024 * 1024));
+        assert_eq!(body_cache_bytes(&[&serve[..], &["--body-cache-bytes", "0"]].concat()), Ok(0));
+        let error = body_cache_bytes(&[&serve[..], &["--body-cache-bytes", "64MiB"]].concat()).expect_err("refused");
+        assert!(error.contains("invalid value '64MiB' for '--body-cache-bytes <BODY_CACHE_BYTES>'"), "{error}");
+        // The variable is read by clap (the metrics test starts a node with it set).
+        let mut command = Cli::command();
+        let serve = command.find_subcommand_mut("serve").expect("serve");
+        let flag = serve.get_arguments().find(|a| a.get_id() == "body_cache_bytes").expect("the flag");
+        assert_eq!(flag.get_env(), Some(std::ffi::OsStr::new("LEDGER_NODE_BODY_CACHE_BYTES")));
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //!
 //! One [`Metrics`] belongs to each [`crate::host::Node`]; every part of the host that
 //! does something records it there: the server (requests, connections), the runner
-//! (instances), ingest, the follower and the scheduled jobs. The store's size on disk
-//! and the process's memory are read when the metrics are scraped.
+//! (instances), ingest, the follower and the scheduled jobs. The store's size on disk,
+//! its compactions, the body cache's figures (`bodies.rs`) and the process's memory
+//! are read when the metrics are scraped.
 //!
 //! Requests are labelled by their route template
 //! ([`ledger_node_core::api::route::template`]), never by their path, so an id in a
@@ -79,6 +80,15 @@ impl std::fmt::Debug for CompactionSource {
     }
 }
 
+/// Where the body cache's figures come from.
+struct BodyCacheSource(Box<dyn Fn() -> crate::bodies::Stats + Send + Sync>);
+
+impl std::fmt::Debug for BodyCacheSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BodyCacheSource")
+    }
+}
+
 /// The labels of a follower's upstream.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct UpstreamLabels {
@@ -133,6 +143,12 @@ pub struct Metrics {
     compaction: std::sync::Mutex<Option<CompactionSource>>,
     /// The store directory whose size is reported, if the node has one.
     store_dir: std::sync::Mutex<Option<PathBuf>>,
+    body_cache_hits: Counter,
+    body_cache_misses: Counter,
+    body_cache_bytes: Gauge,
+    body_cache_limit: Gauge,
+    /// Where the body cache's figures come from, once the node has set it.
+    body_cache: std::sync::Mutex<Option<BodyCacheSource>>,
 }
 
 impl Default for Metrics {
@@ -189,6 +205,11 @@ impl Metrics {
             compaction_time: Seconds::default(),
             compaction: std::sync::Mutex::new(None),
             store_dir: std::sync::Mutex::new(None),
+            body_cache_hits: Counter::default(),
+            body_cache_misses: Counter::default(),
+            body_cache_bytes: Gauge::default(),
+            body_cache_limit: Gauge::default(),
+            body_cache: std::sync::Mutex::new(None),
         };
         let m = &metrics;
         let r = &mut registry;
@@ -333,7 +354,49 @@ impl Metrics {
             Unit::Seconds,
             m.compaction_time.clone(),
         );
+        r.register(
+            "body_cache_hits",
+            "Recalls of a rendered body the body cache answered with a value",
+            m.body_cache_hits.clone(),
+        );
+        r.register(
+            "body_cache_misses",
+            "Recalls of a rendered body the body cache answered with nothing",
+            m.body_cache_misses.clone(),
+        );
+        r.register_with_unit(
+            "body_cache",
+            "Bytes of keys and values the body cache holds",
+            Unit::Bytes,
+            m.body_cache_bytes.clone(),
+        );
+        r.register_with_unit(
+            "body_cache_limit",
+            "The body cache's bound (--body-cache-bytes; 0: off)",
+            Unit::Bytes,
+            m.body_cache_limit.clone(),
+        );
         Metrics { registry, ..metrics }
+    }
+
+    /// Reports the body cache's figures as `source` reads them.
+    pub fn set_body_cache_source(&self, source: impl Fn() -> crate::bodies::Stats + Send + Sync + 'static) {
+        if let Ok(mut body_cache) = self.body_cache.lock() {
+            *body_cache = Some(BodyCacheSource(Box::new(source)));
+        }
+    }
+
+    /// Reads the body cache's figures into its metrics. Its counts only grow, and the
+    /// counters are brought up to them under the source's lock, so two scrapes at once
+    /// count nothing twice.
+    fn read_body_cache(&self) {
+        let Ok(source) = self.body_cache.lock() else { return };
+        let Some(read) = source.as_ref() else { return };
+        let stats = (read.0)();
+        self.body_cache_hits.inc_by(stats.hits.saturating_sub(self.body_cache_hits.get()));
+        self.body_cache_misses.inc_by(stats.misses.saturating_sub(self.body_cache_misses.get()));
+        self.body_cache_bytes.set(i64::try_from(stats.bytes).unwrap_or(i64::MAX));
+        self.body_cache_limit.set(i64::try_from(stats.bound).unwrap_or(i64::MAX));
     }
 
     /// Reports the size of `dir` as the store's size on disk.
@@ -364,6 +427,7 @@ impl Metrics {
             self.compactions_active.set(i64::try_from(compaction.active).unwrap_or(i64::MAX));
             self.compaction_time.set(compaction.seconds);
         }
+        self.read_body_cache();
         if let Some((resident, anonymous)) = process_memory() {
             self.memory_resident.set(resident);
             self.memory_anonymous.set(anonymous);
@@ -591,6 +655,28 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(r#"ledger_node_follow_upstream_rate_limited_total{upstream="https://scan.example"} 1"#));
+    }
+
+    #[test]
+    fn the_body_cache_is_read_at_the_scrape_and_its_counters_count_each_recall_once() {
+        let metrics = Metrics::new();
+        let bodies = std::sync::Arc::new(crate::bodies::BodyCache::new(1 << 20));
+        let source = std::sync::Arc::clone(&bodies);
+        metrics.set_body_cache_source(move || source.stats());
+        bodies.recall(b"k");
+        bodies.remember(b"k", &[0; 936], bodies.generation());
+        bodies.recall(b"k");
+        let _ = metrics.render();
+        bodies.recall(b"k");
+        let text = metrics.render();
+        for line in [
+            "ledger_node_body_cache_hits_total 2",
+            "ledger_node_body_cache_misses_total 1",
+            "ledger_node_body_cache_bytes 1001",
+            "ledger_node_body_cache_limit_bytes 1048576",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+        }
     }
 
     #[test]

@@ -16,6 +16,9 @@ const ADMIN_TOKEN: &str = "admin-token-never-logged-4f1c";
 /// log either.
 const WALLET_TOKEN: &str = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzZWNyZXQtc3ViamVjdCJ9.c2lnbmF0dXJlLW5ldmVyLWxvZ2dlZA";
 
+/// The body cache's bound the nodes under test are given, through the environment.
+const BODY_CACHE_BYTES: u64 = 8 * 1024 * 1024;
+
 /// A running `ledger-node serve`, with its API's and its metrics' addresses and its
 /// standard error as it is written.
 struct Node {
@@ -43,6 +46,7 @@ impl Node {
             .env("LEDGER_NODE_JWT_HS256_SECRET", jwt_secret)
             .env("LEDGER_NODE_JWT_MAX_TTL_HOURS", "1000000")
             .env(ledger_node::logs::FORMAT, "json")
+            .env(ledger_node::config::BODY_CACHE_BYTES, BODY_CACHE_BYTES.to_string())
             .start();
         let base = process.base.clone();
         let metrics = process.metrics.clone().expect("started with its metrics on a port of their own");
@@ -124,6 +128,7 @@ fn exercise(node: &Node) -> (Vec<Sent>, Vec<String>) {
     let sent = vec![
         send(node, "POST", "/v0/admin/ingest", "/v0/admin/ingest", Some(&history), 200),
         send(node, "POST", "/v0/admin/ingest", "/v0/admin/ingest", Some("{\"not\": \"a record\"}\n"), 400),
+        send(node, "POST", "/v0/admin/store-check", "/v0/admin/store-check", Some(""), 200),
         send(node, "GET", &format!("/v2/updates/{update_id}"), "/v2/updates/{update_id}", None, 200),
         send(node, "GET", &format!("/api/scan/v2/updates/{unknown_id}"), "/api/scan/v2/updates/{update_id}", None, 404),
         send(
@@ -257,6 +262,12 @@ fn metrics_count_requests_by_route_template_and_pass_promtool() {
     assert!(value(&samples, "ledger_node_process_resident_memory_bytes") > 0.0);
     assert!(value(&samples, "ledger_node_instances_idle") >= 1.0);
     assert_eq!(value(&samples, "ledger_node_instances_busy"), 0.0);
+    // The storage check remembered and recalled through the body cache, and its last
+    // range delete forgot everything.
+    assert!(value(&samples, "ledger_node_body_cache_hits_total") >= 4.0, "{text}");
+    assert!(value(&samples, "ledger_node_body_cache_misses_total") >= 3.0, "{text}");
+    assert_eq!(value(&samples, "ledger_node_body_cache_bytes"), 0.0);
+    assert_eq!(value(&samples, "ledger_node_body_cache_limit_bytes"), BODY_CACHE_BYTES as f64);
     // This scrape's own connection is to the other listener; the clients' connections
     // to the API are counted closed once the node has seen them close, which may come
     // a moment after their answers.

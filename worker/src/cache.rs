@@ -20,6 +20,18 @@
 //!    a body is served only while D1 holds its update, so an object that a failed ingest
 //!    left behind is never read.
 //!
+//! The same memory keeps the values the core remembers (its port's
+//! [`Store::remember`] and [`Store::recall`], rendered bodies): up to
+//! [`REMEMBERED_BYTES`], apart from the bodies ([`memory`] says why), never in KV or
+//! R2. A value is kept only if the isolate's memory was not cleared since the first
+//! read of the request that offered it (since that request's own last write that
+//! forgets, after which it reads the new state), and a write of this isolate that may
+//! remove data a value was computed from
+//! ([`ledger_node_core::storage::store::forgets_remembered`]) forgets them all. Writes
+//! of other isolates cannot reach this memory; the only one that can remove such data
+//! is the reset, which replaces the generation, and this isolate stops recalling within
+//! about a second of it, as it stops serving bodies (below).
+//!
 //! Absent keys are never cached (an update may be ingested later), and every key
 //! outside `U`, every scan and every other write go to D1 alone. A read of many bodies
 //! at once skips KV ([`KV_BODIES_PER_READ`]).
@@ -59,7 +71,7 @@
 
 mod memory;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::future::Future;
 
@@ -68,7 +80,9 @@ use ledger_node_core::model::error::StoreError;
 use ledger_node_core::model::time::Timestamp;
 use ledger_node_core::state::ledger::updates::hash_key;
 use ledger_node_core::storage::keys;
-use ledger_node_core::storage::store::{Entry, Op, Scan, Store, WriteBatch, WriteError, prefix_end};
+use ledger_node_core::storage::store::{
+    Entry, Op, Scan, Store, WriteBatch, WriteError, forgets_remembered, prefix_end,
+};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::kv::KvStore;
@@ -83,6 +97,10 @@ pub const KV_BINDING: &str = "CACHE";
 
 /// The most bytes of bodies one isolate keeps in memory (an isolate has 128 MB).
 pub const MEMORY_BYTES: usize = 32 << 20;
+
+/// The most bytes of remembered values (rendered bodies) one isolate keeps in memory,
+/// beside [`MEMORY_BYTES`] of bodies.
+pub const REMEMBERED_BYTES: usize = 16 << 20;
 
 /// KV refuses longer keys; a body whose KV key would be longer skips that tier.
 const MAX_KV_KEY_BYTES: usize = 512;
@@ -104,7 +122,7 @@ const MAX_BODIES_FILLED_BY_WRITE: usize = 64;
 thread_local! {
     /// The isolate's cache. Workers run one thread per isolate; the cell is borrowed
     /// only inside [`isolate`], which never awaits, so the borrow cannot clash.
-    static ISOLATE: RefCell<IsolateCache> = RefCell::new(IsolateCache::new(MEMORY_BYTES));
+    static ISOLATE: RefCell<IsolateCache> = RefCell::new(IsolateCache::new(MEMORY_BYTES, REMEMBERED_BYTES));
 }
 
 /// Runs `f` on the isolate's cache.
@@ -216,6 +234,10 @@ pub struct CachedStore {
     now: u64,
     /// Bodies read from R2, to put into KV: `(KV key, body)`.
     kv_puts: RefCell<Vec<(String, Vec<u8>)>>,
+    /// The isolate's epoch before the request's first read (since its last write that
+    /// forgets): what it remembers is kept only if the memory was not cleared since.
+    /// `None`: no read yet.
+    since: Cell<Option<u64>>,
 }
 
 impl CachedStore {
@@ -223,7 +245,7 @@ impl CachedStore {
     /// for a request that arrived at `now`.
     pub fn new(d1: D1Store, bodies: BodyBucket, kv: Option<KvStore>, now: Timestamp) -> Self {
         let now = u64::try_from(now.micros() / 1000).unwrap_or_default();
-        CachedStore { d1, bodies, kv, now, kv_puts: RefCell::new(Vec::new()) }
+        CachedStore { d1, bodies, kv, now, kv_puts: RefCell::new(Vec::new()), since: Cell::new(None) }
     }
 
     /// Puts the bodies this store read from R2 into KV; `None` if there are none. Run
@@ -243,6 +265,13 @@ impl CachedStore {
                 }
             }
         })
+    }
+
+    /// A read begins: the request's first notes the isolate's epoch.
+    fn reading(&self) {
+        if self.since.get().is_none() {
+            self.since.set(Some(isolate(|cache| cache.epoch())));
+        }
     }
 
     /// The generation as D1 holds it now.
@@ -426,6 +455,7 @@ fn missing<'a, 'k>(keys: &'a [&'k [u8]], found: &'a [Option<Vec<u8>>]) -> impl I
 
 impl Store for CachedStore {
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.reading();
         if !is_body(key) {
             return self.d1.get(key).await;
         }
@@ -433,6 +463,7 @@ impl Store for CachedStore {
     }
 
     async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.reading();
         if !keys.iter().any(|key| is_body(key)) {
             return self.d1.get_many(keys).await;
         }
@@ -440,6 +471,7 @@ impl Store for CachedStore {
     }
 
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError> {
+        self.reading();
         self.d1.scan(scan).await
     }
 
@@ -449,12 +481,27 @@ impl Store for CachedStore {
             return Err(StoreError::new(*why).into());
         }
         let puts = effects.contains(&BodyEffect::Put);
-        match (effects.contains(&BodyEffect::DeleteAll), puts) {
+        let written = match (effects.contains(&BodyEffect::DeleteAll), puts) {
             (true, true) => Err(StoreError::new("a batch that deletes every update body cannot also put some").into()),
             (true, false) => self.write_deleting_bodies(batch).await,
             (false, true) => self.write_with_bodies(batch).await,
             (false, false) => self.d1.write(batch).await,
+        };
+        // Whatever the outcome: a failed write may still have been applied. The reads
+        // before it no longer count: the next one notes the epoch again.
+        if forgets_remembered(&batch.ops) {
+            isolate(IsolateCache::forget_remembered);
+            self.since.set(None);
         }
+        written
+    }
+
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+        isolate(|cache| cache.recall(self.now, key))
+    }
+
+    fn remember(&self, key: &[u8], value: &[u8]) {
+        isolate(|cache| cache.remember(self.since.get().unwrap_or(cache.epoch()), key, value));
     }
 }
 

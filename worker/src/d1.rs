@@ -193,6 +193,14 @@ impl Store for D1Store {
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
         self.write_with(batch, Vec::new()).await.map(drop)
     }
+
+    /// D1 is the database alone and keeps nothing in memory; the worker remembers in
+    /// the isolate's memory, in the [`crate::CachedStore`] that wraps this store.
+    fn recall(&self, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn remember(&self, _: &[u8], _: &[u8]) {}
 }
 
 /// A row as selected: key and value in hex (SQLite's `hex()` is upper case).

@@ -113,6 +113,11 @@ mod tests {
         async fn write(&self, _: &WriteBatch) -> Result<(), WriteError> {
             Err(WriteError::Store(self.fail()))
         }
+        /// Its memory fails too: it keeps nothing, which the contract allows.
+        fn recall(&self, _: &[u8]) -> Option<Vec<u8>> {
+            None
+        }
+        fn remember(&self, _: &[u8], _: &[u8]) {}
     }
 
     #[test]

@@ -152,14 +152,10 @@ impl Node {
         store_import::add_to_linker(&mut linker, |state| &mut state.import)?;
         let pre = NodeApiPre::new(linker.instantiate_pre(component).context("pre-instantiating the component")?)
             .context("checking the component's exports")?;
-        Ok(Node {
-            pre,
-            backend,
-            options,
-            idle: std::sync::Mutex::new(Vec::new()),
-            entered: Arc::default(),
-            metrics: Arc::default(),
-        })
+        let metrics = Arc::new(Metrics::new());
+        let cached = Arc::clone(&backend);
+        metrics.set_body_cache_source(move || cached.bodies().stats());
+        Ok(Node { pre, backend, options, idle: std::sync::Mutex::new(Vec::new()), entered: Arc::default(), metrics })
     }
 
     /// The node's metrics.
@@ -291,6 +287,7 @@ impl Instance {
     /// Serves `request`, keeping the instance for another.
     pub fn serve(&mut self, request: &Request) -> anyhow::Result<Response> {
         self.entered.fetch_add(1, Ordering::Relaxed);
+        self.store.data_mut().import.begin();
         Ok(self.bindings.ledger_node_handler().call_handle(&mut self.store, request).context("calling handle")?)
     }
 
@@ -317,6 +314,7 @@ impl Instance {
     /// Runs the scheduled jobs (`tick`): what they did.
     pub fn tick(mut self) -> anyhow::Result<TickReport> {
         self.entered.fetch_add(1, Ordering::Relaxed);
+        self.store.data_mut().import.begin();
         let result = self.bindings.ledger_node_handler().call_tick(&mut self.store).context("calling tick")?;
         result.map_err(|e| anyhow::anyhow!("the scheduled jobs failed: {e}"))
     }

@@ -16,6 +16,7 @@ use ledger_node_core::storage::store::{Entry, Scan, WriteError};
 
 use super::turns::Turns;
 use crate::backend::{Backend, OpRef};
+use crate::bodies::BodyCache;
 use crate::host::{Instance, Request, Response};
 
 /// Serves `request` with `instance` as ticket `ticket` of `turns` (see the module docs).
@@ -123,6 +124,12 @@ impl Backend for InTurn {
 
     fn sync(&self) -> Result<(), StoreError> {
         self.backend.sync()
+    }
+
+    /// The node's: remembering and recalling wait for no turn, as they read and write
+    /// no stored data.
+    fn bodies(&self) -> &BodyCache {
+        self.backend.bodies()
     }
 }
 

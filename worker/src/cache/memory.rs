@@ -1,6 +1,19 @@
-//! The in-isolate tier: update bodies held in memory, bounded in bytes, and what the
-//! isolate knows of the cache generation. Bookkeeping only, no I/O: the tests run
-//! natively.
+//! The in-isolate tier: update bodies held in memory, bounded in bytes, the values the
+//! core remembers ([`Store::remember`](ledger_node_core::storage::store::Store::remember)),
+//! and what the isolate knows of the cache generation. Bookkeeping only, no I/O: the
+//! tests run natively.
+//!
+//! The remembered values (rendered bodies) are kept apart from the stored bodies, each
+//! under a bound of its own ([`IsolateCache::new`]): a read of many stored bodies (an
+//! ingest batch reading the updates it re-sends) then never pushes the rendered ones
+//! out, nor the other way round, and a write that forgets the remembered values
+//! ([`ledger_node_core::storage::store::forgets_remembered`]) keeps the stored bodies,
+//! which it cannot have changed. Both go with the generation: any clear empties both.
+//! A remembered value is recalled only while the generation is fresh (read from D1
+//! less than [`GENERATION_TTL_MS`] before), as a stored body is served, so after a
+//! reset by another isolate this one stops recalling within about a second. They are
+//! never put into KV: a rendered body is cheap to compute again from the stored form,
+//! which the tiers below already cache.
 //!
 //! Reads fill the tier after an `await`, and another request of the same isolate may
 //! have cleared it meanwhile (a reset, or a generation change seen by a refresh). Every
@@ -8,6 +21,7 @@
 //! fill from an earlier epoch is dropped, so a body read before a reset never lands in
 //! the cache after it.
 
+use ledger_node_core::storage::store::MAX_REMEMBERED_SHARE;
 use quick_cache::Weighter;
 use quick_cache::unsync::Cache;
 
@@ -61,10 +75,15 @@ pub struct View {
     pub epoch: u64,
 }
 
-/// One isolate's cache: the bodies and the generation they belong to.
+/// One isolate's cache: the bodies, the remembered values and the generation they
+/// belong to.
 #[derive(Debug)]
 pub struct IsolateCache {
     bodies: Bodies,
+    /// Values the core remembered, by key.
+    remembered: Bodies,
+    /// The bound of `remembered`: no value over an eighth of it is kept.
+    remembered_bound: usize,
     known: Option<Known>,
     epoch: u64,
 }
@@ -77,9 +96,16 @@ struct Known {
 }
 
 impl IsolateCache {
-    /// An empty cache of at most `capacity` bytes of bodies, with no generation known.
-    pub fn new(capacity: usize) -> Self {
-        IsolateCache { bodies: empty_bodies(capacity), known: None, epoch: 0 }
+    /// An empty cache of at most `capacity` bytes of bodies and `remembered` bytes of
+    /// remembered values, with no generation known.
+    pub fn new(capacity: usize, remembered: usize) -> Self {
+        IsolateCache {
+            bodies: empty_bodies(capacity),
+            remembered: empty_bodies(remembered),
+            remembered_bound: remembered,
+            known: None,
+            epoch: 0,
+        }
     }
 
     /// The view to read with at `now`, if the generation was read from D1 less than
@@ -135,6 +161,30 @@ impl IsolateCache {
         }
     }
 
+    /// The value remembered under `key`, if held and the generation is fresh at `now`.
+    pub fn recall(&self, now: u64, key: &[u8]) -> Option<Vec<u8>> {
+        self.view(now)?;
+        self.remembered.get(key).cloned()
+    }
+
+    /// Keeps `value` under `key`, computed by a request that began in `epoch`, unless
+    /// the cache was cleared since or the value is over an eighth of the bound (then
+    /// what `key` held goes too).
+    pub fn remember(&mut self, epoch: u64, key: &[u8], value: &[u8]) {
+        if cost(key, value) > u64::try_from(self.remembered_bound / MAX_REMEMBERED_SHARE).unwrap_or(u64::MAX) {
+            self.remembered.remove(key);
+        } else if epoch == self.epoch {
+            self.remembered.insert(key.to_vec(), value.to_vec());
+        }
+    }
+
+    /// A write of this isolate may have removed data a remembered value was computed
+    /// from: forgets every remembered value, and drops the remembers under way.
+    pub fn forget_remembered(&mut self) {
+        self.remembered.clear();
+        self.epoch += 1;
+    }
+
     /// The bodies held.
     #[cfg(test)]
     fn bodies(&self) -> &Bodies {
@@ -143,6 +193,7 @@ impl IsolateCache {
 
     fn clear(&mut self) {
         self.bodies.clear();
+        self.remembered.clear();
         self.epoch += 1;
     }
 }
@@ -222,7 +273,7 @@ mod tests {
 
     #[test]
     fn a_generation_is_trusted_for_its_time_to_live() {
-        let mut cache = IsolateCache::new(10_000);
+        let mut cache = IsolateCache::new(10_000, 10_000);
         assert_eq!(cache.view(5_000), None);
         cache.learned("g1".into(), 5_000, cache.epoch());
         let view = cache.view(5_000 + GENERATION_TTL_MS - 1);
@@ -234,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_new_generation_clears_the_bodies() {
-        let mut cache = IsolateCache::new(10_000);
+        let mut cache = IsolateCache::new(10_000, 10_000);
         cache.learned("g1".into(), 0, cache.epoch());
         cache.fill(cache.epoch(), b"k".to_vec(), b"old".to_vec());
         cache.learned("g1".into(), 10, cache.epoch());
@@ -246,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_fill_that_began_before_a_reset_is_dropped() {
-        let mut cache = IsolateCache::new(10_000);
+        let mut cache = IsolateCache::new(10_000, 10_000);
         cache.learned("g1".into(), 0, cache.epoch());
         let before = cache.epoch();
         cache.bodies_deleted(Some("g2".into()), 10);
@@ -258,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_generation_read_that_began_before_a_reset_is_ignored() {
-        let mut cache = IsolateCache::new(10_000);
+        let mut cache = IsolateCache::new(10_000, 10_000);
         let before = cache.epoch();
         cache.bodies_deleted(Some("g2".into()), 10);
         assert_eq!(cache.learned("g1".into(), 5, before), None);
@@ -268,7 +319,7 @@ mod tests {
     #[test]
     fn bodies_written_along_with_the_generation_they_belong_to_are_kept() {
         // A fresh isolate ingests: the write reads the generation in its transaction.
-        let mut cache = IsolateCache::new(10_000);
+        let mut cache = IsolateCache::new(10_000, 10_000);
         let epoch = cache.learned("g1".into(), 0, cache.epoch());
         assert!(epoch.is_some());
         cache.fill(epoch.unwrap_or_default(), b"k".to_vec(), b"v".to_vec());
@@ -278,8 +329,65 @@ mod tests {
     }
 
     #[test]
+    fn a_remembered_value_is_recalled_while_the_generation_is_fresh() {
+        let mut cache = IsolateCache::new(10_000, 10_000);
+        let epoch = cache.epoch();
+        cache.remember(epoch, b"r", b"rendered");
+        assert_eq!(cache.recall(0, b"r"), None, "no generation known yet");
+        cache.learned("g1".into(), 0, epoch);
+        assert_eq!(cache.recall(10, b"r"), None, "remembered before any generation was known: cleared with it");
+        cache.remember(cache.epoch(), b"r", b"rendered");
+        assert_eq!(cache.recall(10, b"r"), Some(b"rendered".to_vec()));
+        assert_eq!(cache.recall(GENERATION_TTL_MS, b"r"), None, "the generation must be read again first");
+        assert_eq!(cache.get(b"r"), None, "a remembered value is no stored body");
+    }
+
+    #[test]
+    fn remembered_values_keep_their_own_bound_and_leave_the_bodies_theirs() {
+        let one = cost(b"k00", &[0; 100]);
+        let bound = usize::try_from(10 * one).unwrap_or_default();
+        let mut cache = IsolateCache::new(bound, bound);
+        cache.learned("g1".into(), 0, cache.epoch());
+        cache.fill(cache.epoch(), b"body".to_vec(), b"stored".to_vec());
+        for n in 0..100 {
+            cache.remember(cache.epoch(), format!("k{n:02}").as_bytes(), &[0; 100]);
+            assert!(cache.remembered.weight() <= 10 * one, "{} bytes after {n}", cache.remembered.weight());
+        }
+        assert_eq!(cache.recall(0, b"k99"), Some(vec![0; 100]));
+        assert_eq!(cache.get(b"body"), Some(b"stored".to_vec()), "the bodies' tier is not pushed out");
+        // Over an eighth of the bound: not kept, and the old value goes.
+        cache.remember(cache.epoch(), b"k99", &[1; 200]);
+        assert_eq!(cache.recall(0, b"k99"), None);
+    }
+
+    #[test]
+    fn a_forgetting_write_drops_remembered_values_and_remembers_under_way_but_keeps_the_bodies() {
+        let mut cache = IsolateCache::new(10_000, 10_000);
+        cache.learned("g1".into(), 0, cache.epoch());
+        cache.fill(cache.epoch(), b"body".to_vec(), b"stored".to_vec());
+        cache.remember(cache.epoch(), b"r", b"rendered");
+        let before = cache.epoch();
+        cache.forget_remembered();
+        cache.remember(before, b"s", b"rendered before the write");
+        assert_eq!((cache.recall(0, b"r"), cache.recall(0, b"s")), (None, None));
+        assert_eq!(cache.get(b"body"), Some(b"stored".to_vec()));
+    }
+
+    #[test]
+    fn a_new_generation_clears_the_remembered_values_too() {
+        let mut cache = IsolateCache::new(10_000, 10_000);
+        cache.learned("g1".into(), 0, cache.epoch());
+        cache.remember(cache.epoch(), b"r", b"rendered");
+        cache.learned("g2".into(), 20, cache.epoch());
+        assert_eq!(cache.recall(20, b"r"), None);
+        cache.remember(cache.epoch(), b"r", b"again");
+        cache.bodies_deleted(Some("g3".into()), 30);
+        assert_eq!(cache.recall(30, b"r"), None);
+    }
+
+    #[test]
     fn a_reset_of_unknown_outcome_forgets_the_generation() {
-        let mut cache = IsolateCache::new(10_000);
+        let mut cache = IsolateCache::new(10_000, 10_000);
         cache.learned("g1".into(), 0, cache.epoch());
         cache.fill(cache.epoch(), b"k".to_vec(), b"v".to_vec());
         cache.bodies_deleted(None, 10);

@@ -354,6 +354,12 @@ impl Store for IngestFirst<'_> {
         }
         self.inner.write(batch).await
     }
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.inner.recall(key)
+    }
+    fn remember(&self, key: &[u8], value: &[u8]) {
+        self.inner.remember(key, value);
+    }
 }
 
 #[test]
@@ -396,6 +402,12 @@ impl Store for LaggingReads {
     }
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
         self.0.write(batch).await
+    }
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.0.recall(key)
+    }
+    fn remember(&self, key: &[u8], value: &[u8]) {
+        self.0.remember(key, value);
     }
 }
 
@@ -563,6 +575,12 @@ impl Store for Counting {
     }
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
         self.inner.write(batch).await
+    }
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.inner.recall(key)
+    }
+    fn remember(&self, key: &[u8], value: &[u8]) {
+        self.inner.remember(key, value);
     }
 }
 

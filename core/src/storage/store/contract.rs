@@ -5,6 +5,10 @@
 //! /v0/admin/store-check` runs it inside every host against the live backend (D1 in the
 //! worker, the WIT `store` import in the component), in a scratch namespace made with
 //! [`super::Prefixed`].
+//!
+//! The remembered values ([`Store::remember`]) are a cache: a host may keep nothing, so
+//! the checks ask only what every host must do: give back the bytes it was offered or
+//! nothing, never read them as stored data, and forget them on a range delete.
 
 use alloc::format;
 use alloc::string::String;
@@ -264,6 +268,48 @@ async fn a_range_delete_removes_exactly_its_range<S: Store>(store: &S) -> Outcom
     expect_eq("keys left", keys(store, Scan { start: Vec::new(), end: None, limit: 100, reverse: false }).await?, want)
 }
 
+/// A value to remember: every byte, then a few more.
+fn rendered(seed: u8) -> Vec<u8> {
+    (0..=255u8).chain([seed; 16]).collect()
+}
+
+/// What `store` recalls under `key`, which must be `want` or nothing.
+fn recalled_as<S: Store>(store: &S, what: &str, key: &[u8], want: &[u8]) -> Outcome {
+    match store.recall(key) {
+        Some(got) if got != want => Err(format!("{what}: recalled {} other bytes", got.len())),
+        _ => Ok(()),
+    }
+}
+
+async fn a_remembered_value_is_recalled_as_it_was_or_not_at_all<S: Store>(store: &S) -> Outcome {
+    expect_eq("recall of a key never remembered", store.recall(b"r"), None)?;
+    store.remember(b"r", &rendered(1));
+    recalled_as(store, "after remember", b"r", &rendered(1))?;
+    store.remember(b"r", &rendered(2));
+    recalled_as(store, "after remembering another value", b"r", &rendered(2))?;
+    store.remember(b"empty", b"");
+    recalled_as(store, "an empty value", b"empty", b"")?;
+    // A write that removes nothing leaves what is kept as it was.
+    put_all(store, &[b"r".to_vec()]).await?;
+    recalled_as(store, "after a put", b"r", &rendered(2))
+}
+
+async fn a_remembered_value_is_never_stored<S: Store>(store: &S) -> Outcome {
+    store.remember(b"r", &rendered(3));
+    expect_eq("get of a remembered key", store.get(b"r").await.map_err(store_failed)?, None)?;
+    expect_eq("scan after remember", all(store).await?, vec![])?;
+    recalled_as(store, "a stored value of the same key", b"r", &rendered(3))
+}
+
+async fn a_range_delete_forgets_every_remembered_value<S: Store>(store: &S) -> Outcome {
+    store.remember(b"r", &rendered(4));
+    store.remember(b"s", &rendered(5));
+    let mut batch = WriteBatch::new();
+    batch.delete_range(b"x".to_vec(), Some(b"y".to_vec()));
+    store.write(&batch).await.map_err(|e| format!("{e:?}"))?;
+    expect_eq("recall after a range delete of other keys", (store.recall(b"r"), store.recall(b"s")), (None, None))
+}
+
 fn store_failed(e: super::StoreError) -> String {
     format!("store error: {e}")
 }
@@ -290,6 +336,9 @@ pub async fn run<S: Store>(store: &S) -> Report {
     check!(a_failed_precondition_writes_nothing_and_names_the_key);
     check!(a_precondition_sees_earlier_puts_of_its_batch);
     check!(a_range_delete_removes_exactly_its_range);
+    check!(a_remembered_value_is_recalled_as_it_was_or_not_at_all);
+    check!(a_remembered_value_is_never_stored);
+    check!(a_range_delete_forgets_every_remembered_value);
     if let Err(e) = clear(store).await {
         checks.push(Check { name: "the store is left empty", ok: false, detail: Some(e) });
     }
@@ -308,6 +357,43 @@ mod tests {
         let report = block_on(run(&store));
         assert!(report.ok, "{:#?}", report.failures().collect::<Vec<_>>());
         assert!(store.is_empty());
+    }
+
+    /// A store that gives back other bytes than it was offered, and keeps them through
+    /// a range delete.
+    struct Misremembering(MemoryStore);
+
+    impl Store for Misremembering {
+        async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, super::super::StoreError> {
+            self.0.get(key).await
+        }
+        async fn get_many(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, super::super::StoreError> {
+            self.0.get_many(keys).await
+        }
+        async fn scan(&self, scan: &Scan) -> Result<Vec<super::super::Entry>, super::super::StoreError> {
+            self.0.scan(scan).await
+        }
+        async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError> {
+            self.0.write(batch).await
+        }
+        fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+            (key != b"empty").then(|| rendered(9))
+        }
+        fn remember(&self, _: &[u8], _: &[u8]) {}
+    }
+
+    #[test]
+    fn a_store_that_misremembers_fails_the_contract() {
+        let report = block_on(run(&Misremembering(MemoryStore::without_access_rules())));
+        let failed: Vec<&str> = report.failures().map(|c| c.name).collect();
+        assert_eq!(
+            failed,
+            [
+                "a_remembered_value_is_recalled_as_it_was_or_not_at_all",
+                "a_remembered_value_is_never_stored",
+                "a_range_delete_forgets_every_remembered_value"
+            ]
+        );
     }
 
     #[test]

@@ -7,13 +7,25 @@
 //! is a store of any bytes (the storage contract runs on it), and the synchronous
 //! methods (`get_now`, `scan_now`, `write_now`) are the bare map either way: for hosts
 //! that wrap it, and for tests that look inside.
+//!
+//! It keeps remembered values ([`Store::remember`]) in a map of its own, bounded in
+//! bytes ([`DEFAULT_REMEMBERED_BYTES`], or [`MemoryStore::remembering`]), which
+//! [`MemoryStore::write_now`] empties when a batch [forgets](super::forgets_remembered)
+//! them. A host that keeps its own cache in front of the store sets the bound to zero.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::ops::Bound;
 
-use super::{Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError, access, first_failed_precondition};
+use super::remembered::Remembered;
+use super::{
+    Entry, Op, Scan, Store, StoreError, WriteBatch, WriteError, access, first_failed_precondition, forgets_remembered,
+};
+
+/// The bytes of remembered values a [`MemoryStore`] keeps unless told otherwise: small,
+/// as tests and a node in memory hold little.
+pub const DEFAULT_REMEMBERED_BYTES: usize = 1 << 20;
 
 /// An in-memory ordered key-value store, for tests and for hosts without persistence.
 #[derive(Debug)]
@@ -21,6 +33,8 @@ pub struct MemoryStore {
     map: RefCell<BTreeMap<Vec<u8>, Vec<u8>>>,
     /// Whether its [`Store`] methods keep the keyspace's access rules.
     access_rules: bool,
+    /// Values kept for [`Store::recall`].
+    remembered: RefCell<Remembered>,
 }
 
 impl Default for MemoryStore {
@@ -33,12 +47,26 @@ impl MemoryStore {
     /// An empty store of the node's keyspace, which refuses what breaks its access rules
     /// (see the [store port](crate::storage::store)).
     pub fn new() -> Self {
-        MemoryStore { map: RefCell::default(), access_rules: true }
+        MemoryStore { map: RefCell::default(), access_rules: true, remembered: Self::default_remembered() }
     }
 
     /// An empty store of any keys: a plain ordered map, for the storage contract.
     pub fn without_access_rules() -> Self {
-        MemoryStore { map: RefCell::default(), access_rules: false }
+        MemoryStore { map: RefCell::default(), access_rules: false, remembered: Self::default_remembered() }
+    }
+
+    fn default_remembered() -> RefCell<Remembered> {
+        RefCell::new(Remembered::new(DEFAULT_REMEMBERED_BYTES))
+    }
+
+    /// The same store, keeping at most `bytes` of remembered values (`0`: none).
+    pub fn remembering(self, bytes: usize) -> Self {
+        MemoryStore { remembered: RefCell::new(Remembered::new(bytes)), ..self }
+    }
+
+    /// The bytes of remembered values held now.
+    pub fn remembered_bytes(&self) -> usize {
+        self.remembered.borrow().held()
     }
 
     /// How many keys are held.
@@ -128,6 +156,9 @@ impl MemoryStore {
                 }
             }
         }
+        if forgets_remembered(&batch.ops) {
+            self.remembered.borrow_mut().clear();
+        }
         Ok(())
     }
 }
@@ -159,5 +190,62 @@ impl Store for MemoryStore {
             }
         }
         self.write_now(batch)
+    }
+
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.remembered.borrow().recall(key)
+    }
+
+    fn remember(&self, key: &[u8], value: &[u8]) {
+        self.remembered.borrow_mut().remember(key, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::exec::block_on;
+    use crate::storage::keys::{self, Key};
+
+    #[test]
+    fn a_remembered_value_is_recalled_within_the_bound_and_the_reset_forgets_it() {
+        let store = MemoryStore::new().remembering(4096);
+        store.remember(b"rendered/tx-1", b"{\"update_id\":\"tx-1\"}");
+        assert_eq!(store.recall(b"rendered/tx-1").as_deref(), Some(b"{\"update_id\":\"tx-1\"}".as_slice()));
+        assert_eq!(store.recall(b"rendered/tx-2"), None);
+        for n in 0..100u32 {
+            store.remember(&n.to_be_bytes(), &[7; 400]);
+            assert!(store.remembered_bytes() <= 4096, "{} bytes held", store.remembered_bytes());
+        }
+        assert_eq!(store.recall(b"rendered/tx-1"), None, "pushed out by newer values");
+        assert!(store.recall(&99u32.to_be_bytes()).is_some());
+
+        // A guarded commit deletes its generation: that forgets nothing.
+        let mut batch = WriteBatch::new();
+        batch.put(Key::new(keys::GENERATION).i64(1).into_bytes(), Vec::new());
+        block_on(store.write(&batch)).unwrap();
+        let mut batch = WriteBatch::new();
+        batch.delete(Key::new(keys::GENERATION).i64(1).into_bytes());
+        block_on(store.write(&batch)).unwrap();
+        assert!(store.recall(&99u32.to_be_bytes()).is_some());
+
+        // The reset does.
+        let mut reset = WriteBatch::new();
+        reset.delete_range(Vec::new(), None);
+        block_on(store.write(&reset)).unwrap();
+        assert_eq!((store.recall(&99u32.to_be_bytes()), store.remembered_bytes()), (None, 0));
+    }
+
+    #[test]
+    fn a_refused_batch_forgets_nothing_and_a_bound_of_zero_keeps_nothing() {
+        let store = MemoryStore::new();
+        store.remember(b"k", b"v");
+        let mut refused = WriteBatch::new();
+        refused.put(b"a".to_vec(), Vec::new()).put_if_absent(b"a".to_vec(), Vec::new()).delete_range(Vec::new(), None);
+        assert!(block_on(store.write(&refused)).is_err());
+        assert_eq!(store.recall(b"k"), Some(b"v".to_vec()));
+        let off = MemoryStore::new().remembering(0);
+        off.remember(b"k", b"v");
+        assert_eq!(off.recall(b"k"), None);
     }
 }

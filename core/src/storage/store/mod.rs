@@ -16,6 +16,34 @@
 //!
 //! Futures are not `Send`: Workers and wasip2 are single-threaded.
 //!
+//! ## Remembered values: a cache, not storage
+//!
+//! Besides the store, every host offers the core a cache in its own memory:
+//! [`Store::remember`] offers it a value under a key the core chooses, and
+//! [`Store::recall`] asks for it back. Both are synchronous, since every host answers
+//! them from its own memory. The core keeps there what it can compute again from the
+//! store, and would rather not: an update's rendered body, a pure function of
+//! immutable stored data. The rules, which every adapter keeps (the [`contract`]
+//! checks them):
+//!
+//! - nothing remembered is ever persisted, or read by the core as stored data;
+//! - the host bounds what it keeps in bytes, and may forget any value at any time;
+//!   a value larger than an eighth of its bound ([`MAX_REMEMBERED_SHARE`]) is not
+//!   kept, and a bound of zero keeps nothing;
+//! - [`Store::recall`] after [`Store::remember`] returns the same bytes or nothing,
+//!   never another value;
+//! - a host forgets everything it keeps when it applies a write batch that may remove
+//!   data a remembered value was computed from ([`forgets_remembered`]): a range delete
+//!   (the reset deletes everything), or a delete of a key of an immutable table. A
+//!   delete of any other key does not forget: every guarded commit deletes one (its
+//!   ingest generation, [`crate::storage::commit`]), and mutable data is never what a
+//!   remembered value is computed from. A host where another writer may reset the
+//!   store beside it (the worker's other isolates) forgets when it learns of that.
+//!
+//! So the core remembers only values that are a pure function of immutable stored
+//! data, under a key that names that data; a write that adds data never makes one
+//! wrong.
+//!
 //! ## Access rules
 //!
 //! The core reads each table of its keyspace as [`crate::storage::keys::TABLES`] declares:
@@ -32,13 +60,31 @@ pub mod access;
 pub mod contract;
 mod memory;
 mod prefixed;
+mod remembered;
 
 use alloc::vec::Vec;
 
-pub use memory::MemoryStore;
+pub use memory::{DEFAULT_REMEMBERED_BYTES, MemoryStore};
 pub use prefixed::Prefixed;
 
 use crate::model::error::{Error, StoreError};
+use crate::storage::keys;
+
+/// A host keeps no remembered value larger than its bound divided by this.
+pub const MAX_REMEMBERED_SHARE: usize = 8;
+
+/// Whether applying `ops` may remove data that a remembered value was computed from,
+/// so that the host forgets everything it keeps ([module docs](self)): the batch holds
+/// a range delete, or a delete of a key of a table whose values never change
+/// ([`keys::Table::immutable`]; the access rules refuse that outside a range delete of
+/// the whole table, so only the reset does it).
+pub fn forgets_remembered<B: AsRef<[u8]>>(ops: &[Op<B>]) -> bool {
+    ops.iter().any(|op| match op {
+        Op::DeleteRange { .. } => true,
+        Op::Delete { key } => key.as_ref().first().and_then(|tag| keys::table(*tag)).is_some_and(|t| t.immutable),
+        Op::Put { .. } | Op::PutIfAbsent { .. } => false,
+    })
+}
 
 /// Why a write batch was not applied. Either way, nothing of it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,12 +352,10 @@ pub trait Store {
     async fn scan(&self, scan: &Scan) -> Result<Vec<Entry>, StoreError>;
     /// Applies `batch` atomically.
     async fn write(&self, batch: &WriteBatch) -> Result<(), WriteError>;
-    /// TEMPORARY until the cache port lands.
-    fn recall(&self, _key: &[u8]) -> Option<Vec<u8>> {
-        None
-    }
-    /// TEMPORARY until the cache port lands.
-    fn remember(&self, _key: &[u8], _value: &[u8]) {}
+    /// A value kept by [`Store::remember`] under `key`, if the host still holds it.
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>>;
+    /// Offers the host `value` to keep in memory under `key`, for [`Store::recall`].
+    fn remember(&self, key: &[u8], value: &[u8]);
 }
 
 impl<S: Store> Store for &S {
@@ -331,7 +375,7 @@ impl<S: Store> Store for &S {
         (**self).recall(key)
     }
     fn remember(&self, key: &[u8], value: &[u8]) {
-        (**self).remember(key, value)
+        (**self).remember(key, value);
     }
 }
 
@@ -365,6 +409,20 @@ mod tests {
         assert!(!scan.contains(b"ab"));
         assert!(scan.contains(b"ab\x00\x00"));
         assert!(scan.contains(b"ac"));
+    }
+
+    #[test]
+    fn a_range_delete_or_a_delete_of_immutable_data_forgets_what_was_remembered() {
+        let body = keys::Key::new(keys::UPDATE).str("tx-1").byte(0).into_bytes();
+        let generation = keys::Key::new(keys::GENERATION).i64(3).into_bytes();
+        let forgets = |op: Op| forgets_remembered(&[Op::Put { key: b"k".to_vec(), value: b"v".to_vec() }, op]);
+        assert!(forgets(Op::DeleteRange { start: Vec::new(), end: None }));
+        assert!(forgets(Op::DeleteRange { start: b"a".to_vec(), end: Some(b"b".to_vec()) }));
+        assert!(forgets(Op::Delete { key: body.clone() }));
+        assert!(!forgets(Op::Delete { key: generation }), "a guarded commit's delete of its generation");
+        assert!(!forgets(Op::Delete { key: Vec::new() }));
+        assert!(!forgets(Op::Put { key: body.clone(), value: b"v".to_vec() }));
+        assert!(!forgets(Op::PutIfAbsent { key: body, value: b"v".to_vec() }));
     }
 
     #[test]

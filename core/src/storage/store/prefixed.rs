@@ -1,4 +1,8 @@
 //! A [`Store`] seen through a key prefix: a namespace inside another store.
+//!
+//! Remembered values ([`Store::remember`]) are kept by the inner store under the
+//! prefixed key too, so a namespace's values never meet another's, and a write that
+//! forgets in the namespace forgets in the inner store (a range delete stays one).
 
 use alloc::vec::Vec;
 
@@ -98,5 +102,13 @@ impl<S: Store> Store for Prefixed<S> {
             }
             other => other,
         })
+    }
+
+    fn recall(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.inner.recall(&self.key(key))
+    }
+
+    fn remember(&self, key: &[u8], value: &[u8]) {
+        self.inner.remember(&self.key(key), value);
     }
 }
