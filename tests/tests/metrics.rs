@@ -263,10 +263,10 @@ fn metrics_count_requests_by_route_template_and_pass_promtool() {
     assert!(value(&samples, "ledger_node_instances_idle") >= 1.0);
     assert_eq!(value(&samples, "ledger_node_instances_busy"), 0.0);
     // The storage check remembered and recalled through the body cache, and its last
-    // range delete forgot everything.
+    // range delete forgot everything; the update read after it was rendered and kept.
     assert!(value(&samples, "ledger_node_body_cache_hits_total") >= 4.0, "{text}");
     assert!(value(&samples, "ledger_node_body_cache_misses_total") >= 3.0, "{text}");
-    assert_eq!(value(&samples, "ledger_node_body_cache_bytes"), 0.0);
+    assert!(value(&samples, "ledger_node_body_cache_bytes") > 0.0, "{text}");
     assert_eq!(value(&samples, "ledger_node_body_cache_limit_bytes"), BODY_CACHE_BYTES as f64);
     // This scrape's own connection is to the other listener; the clients' connections
     // to the API are counted closed once the node has seen them close, which may come
