@@ -58,7 +58,9 @@ impl Remembered {
         }
         while self.held + cost > self.bound {
             let Some(oldest) = self.order.pop_front() else { break };
-            self.forget(&oldest);
+            if let Some(value) = self.values.remove(&oldest) {
+                self.held -= cost(&oldest, &value);
+            }
         }
         self.held += cost;
         self.values.insert(key.to_vec(), value.to_vec());
