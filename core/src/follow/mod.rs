@@ -116,6 +116,7 @@ use crate::model::time::Timestamp;
 use crate::storage::exec::join;
 
 mod backfill;
+mod blobs;
 mod hosting;
 mod labels;
 mod network;
@@ -148,6 +149,12 @@ pub const UPSTREAM_HOSTING_LIFETIME: &str = "LEDGER_NODE_UPSTREAM_HOSTING_LIFETI
 pub const DEFAULT_HOSTING_LIFETIME_SECONDS: u64 = 300;
 /// Most hosting lookups one call of [`sync`] makes by default.
 pub const DEFAULT_HOSTING_LOOKUPS: u32 = 100;
+/// How long, by default, a contract whose blob no upstream disclosed when asked waits
+/// before it is asked again, in seconds.
+pub const DEFAULT_BLOB_LIFETIME_SECONDS: u64 = 300;
+/// Most requests for blobs one call of [`sync`] makes by default (each asked of every
+/// upstream; one request answers for every contract it renders).
+pub const DEFAULT_BLOB_LOOKUPS: u32 = 100;
 
 pub use quorum::{Disagreement, default_agree};
 pub use start::Start;
@@ -195,6 +202,12 @@ pub struct Limits {
     pub hosting_lifetime_seconds: u64,
     /// Most hosting lookups (each asked of every upstream) one call makes.
     pub hosting_lookups: u32,
+    /// How long a contract whose blob no upstream disclosed when asked waits before it
+    /// is asked again, in seconds (public mode, `blobs`).
+    pub blob_lifetime_seconds: u64,
+    /// Most requests for blobs (each asked of every upstream) one call makes, once
+    /// caught up (public mode).
+    pub blob_lookups: u32,
 }
 
 impl Default for Limits {
@@ -210,6 +223,8 @@ impl Default for Limits {
             now: Timestamp::UNIX_EPOCH,
             hosting_lifetime_seconds: DEFAULT_HOSTING_LIFETIME_SECONDS,
             hosting_lookups: DEFAULT_HOSTING_LOOKUPS,
+            blob_lifetime_seconds: DEFAULT_BLOB_LIFETIME_SECONDS,
+            blob_lookups: DEFAULT_BLOB_LOOKUPS,
         }
     }
 }
@@ -340,10 +355,14 @@ struct Follower<'a, U, L> {
 }
 
 impl<U: Link, L: Link> Follower<'_, U, L> {
-    /// Follows (see [`Follower::follow`]), then, in public mode, learns the hostings
-    /// that are due, whatever the page budget left.
+    /// Follows (see [`Follower::follow`]), then, in public mode, asks for the blobs
+    /// that are due once caught up, and learns the hostings that are due, whatever the
+    /// page budget left.
     async fn run(&mut self) -> Result<(), FollowError> {
         self.follow().await?;
+        if self.public && self.report.caught_up {
+            self.seek_blobs().await?;
+        }
         if self.public {
             self.learn_hosting().await?;
         }

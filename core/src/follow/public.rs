@@ -129,7 +129,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
 }
 
 /// `POST path` with the body `{}`.
-fn json_request(path: &str) -> Request {
+pub(super) fn json_request(path: &str) -> Request {
     super::request(path, b"{}".to_vec(), "application/json")
 }
 
@@ -164,7 +164,7 @@ fn last_migration(response: &Response, side: &str) -> Result<Vec<i64>, FollowErr
 /// `contract_id` and `created_event_blob`, or a registry disclosed contract, with
 /// `contractId` and `createdEventBlob`), into `found`. A 404 holds none (there is no
 /// such contract now); any other answer but a 200 stops following, naming it.
-fn collect(response: &Response, path: &str, found: &mut BTreeMap<String, Blob>) -> Result<(), FollowError> {
+pub(super) fn collect(response: &Response, path: &str, found: &mut BTreeMap<String, Blob>) -> Result<(), FollowError> {
     match response.status {
         200 => {}
         // Nothing to take now: no such contract (404), or one a needed contract of is
