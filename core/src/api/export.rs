@@ -21,7 +21,8 @@
 //! `POST /v0/admin/export/sought-blobs` takes `{"after": contract_id | null}` (an empty
 //! body is `{}`) and answers at most [`SOUGHT_PAGE`] of the contracts waiting for a blob
 //! ([`crate::state::blobs`]) after that id, in id order, each with its template, its
-//! payload (`compact_json`), the contract whose choice contexts disclose it (a locked
+//! payload (`compact_json`; for an archived transfer command, whose status entry still
+//! shows it, its `sender` and `nonce`), the contract whose choice contexts disclose it (a locked
 //! coin's transfer instruction or allocation) and when its blob was last sought; `next`
 //! is the id to ask after next, `null` on the last page. A public follower reads it to
 //! know which blobs to ask its upstreams for ([`crate::follow`]).
@@ -426,14 +427,22 @@ pub async fn read_sought<S: Store>(store: &S, after: Option<&str>) -> Result<Sou
     }
     let mut page = Vec::with_capacity(entries.len());
     for (id, sought) in &entries {
-        let Some(creation) = held.get(id.as_str()) else { continue };
+        let (template_id, payload) = match (held.get(id.as_str()), &sought.transfer_command) {
+            (Some(creation), _) => (creation.template_id.as_str().into(), creation.payload.clone()),
+            // An archived transfer command: what its status entry is asked by.
+            (None, Some(command)) => (
+                command.template_id.clone(),
+                serde_json::json!({ "sender": command.sender, "nonce": format!("{}", command.nonce) }),
+            ),
+            (None, None) => continue,
+        };
         let via = sought.via.as_deref().and_then(|via| {
             held.get(via).map(|c| Via { contract_id: via.into(), template_id: c.template_id.as_str().into() })
         });
         page.push(SoughtContract {
             contract_id: id.clone(),
-            template_id: creation.template_id.as_str().into(),
-            payload: creation.payload.clone(),
+            template_id,
+            payload,
             via,
             sought_at: sought.sought_at.clone(),
         });

@@ -23,7 +23,9 @@
 //!   `GET /v0/admin/sv/voterequests`; validator licenses
 //!   `GET /v0/admin/validator/licenses?limit=1000` (the first, newest page); a transfer
 //!   preapproval `GET /v0/transfer-preapprovals/by-party/{receiver}`; a transfer command
-//!   counter `GET /v0/transfer-command-counter/{sender}`; the external party config
+//!   counter `GET /v0/transfer-command-counter/{sender}`; a transfer command, live or
+//!   archived (its status entry shows it still),
+//!   `GET /v0/transfer-command/status?sender={sender}&nonce={nonce}`; the external party config
 //!   state the v2 allocation factory (`POST
 //!   /registry/allocation-instruction/v2/allocation-factory`, whose context the network
 //!   builds from the request's envelope alone); the locked coin of a transfer
@@ -132,6 +134,10 @@ impl Disclosers {
         }
         if name == self.names.price_vote {
             return Some(Ask::get(format!("/v0/{coin}-price/votes")));
+        }
+        if name == self.scan.transfer_command() {
+            let nonce = contract.payload.get("nonce").and_then(serde_json::Value::as_str)?;
+            return Some(Ask::get(format!("/v0/transfer-command/status?sender={}&nonce={nonce}", party("sender")?)));
         }
         if name == self.names.external_party_config {
             return Some(Ask::post(

@@ -118,6 +118,37 @@ pub struct Sought {
     /// When its blob was last asked for and none was disclosed; absent: never asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sought_at: Option<String>,
+    /// For a transfer command, where its status entry is: the entry shows the contract
+    /// with its blob after the contract is archived, so the contract waits for its blob
+    /// until it is asked for once after that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_command: Option<CommandEntry>,
+}
+
+/// Where a transfer command's status entry is, and what a follower asks for it by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandEntry {
+    /// The transfer command's template.
+    pub template_id: String,
+    /// Its sender.
+    pub sender: String,
+    /// Its nonce.
+    pub nonce: i64,
+    /// Its creation time, in microseconds since the epoch.
+    pub created_at: i64,
+}
+
+impl CommandEntry {
+    /// The entry of `created`, a transfer command; `None` when its payload lacks a
+    /// `sender` or a `nonce` (it has no status entry).
+    fn of(created: &CreatedEvent) -> Option<Self> {
+        Some(CommandEntry {
+            template_id: created.template_id.as_str().into(),
+            sender: created.create_arguments.lookup(&["sender"])?.as_party()?.into(),
+            nonce: created.create_arguments.lookup(&["nonce"])?.as_int64()?,
+            created_at: created.created_at.micros(),
+        })
+    }
 }
 
 impl Sought {
@@ -156,14 +187,15 @@ impl<'n> SoughtBlobs<'n> {
     /// Whether a read renders a contract of `qualified_name` with its blob: the kinds
     /// of [`crate::state::scan`] but those no read shows as a contract (an ANS entry is
     /// answered without its blob, summarizing rounds and coin allocations are read only
-    /// for what they hold), closed rounds, price votes and the external party config
-    /// state.
+    /// for what they hold), closed rounds, price votes, the external party config
+    /// state and transfer commands (their status entries).
     fn rendered(&self, qualified_name: &str) -> bool {
         let shown = |kind| !matches!(kind, Kind::AnsEntry | Kind::SummarizingRound | Kind::CoinAllocation);
         self.scan.kind(qualified_name).is_some_and(shown)
             || [&self.names.closed_round, &self.names.price_vote, &self.names.external_party_config]
                 .iter()
                 .any(|name| *name == qualified_name)
+            || qualified_name == self.scan.transfer_command()
     }
 
     /// Whether contracts of `qualified_name` hold a locked coin whose blob their choice
@@ -173,18 +205,22 @@ impl<'n> SoughtBlobs<'n> {
             || self.scan.kind(qualified_name) == Some(Kind::CoinAllocation)
     }
 
-    /// The contracts `update` creates without a blob that may be waiting for one, with
-    /// the contract whose contexts disclose each (its own id otherwise).
-    fn candidates<'u>(&'u self, update: &'u Update) -> impl Iterator<Item = (&'u str, Option<&'u str>)> + 'u {
+    /// The contracts `update` creates without a blob that may be waiting for one, each
+    /// with its entry but for `sought_at`: the contract whose contexts disclose it (a
+    /// locked coin's), or where its status entry is (a transfer command's).
+    fn candidates<'u>(&'u self, update: &'u Update) -> impl Iterator<Item = (&'u str, Sought)> + 'u {
         update.created_events().into_iter().flat_map(move |created| {
             let name = created.template_id.qualified_name();
-            let own = (created.created_event_blob.is_none() && self.rendered(name))
-                .then_some((created.contract_id.as_str(), None));
+            let own = (created.created_event_blob.is_none() && self.rendered(name)).then(|| {
+                let transfer_command =
+                    (name == self.scan.transfer_command()).then(|| CommandEntry::of(created)).flatten();
+                (created.contract_id.as_str(), Sought { transfer_command, ..Sought::default() })
+            });
             let locked = self
                 .locks(name)
                 .then(|| locked_coin(created, &self.names.locked_coin_field))
                 .flatten()
-                .map(|coin| (coin, Some(created.contract_id.as_str())));
+                .map(|coin| (coin, Sought { via: Some(created.contract_id.clone()), ..Sought::default() }));
             own.into_iter().chain(locked)
         })
     }
@@ -207,27 +243,36 @@ impl Projection for SoughtBlobs<'_> {
         update: &Update,
         archived: &Archived<'_>,
     ) -> Result<(), Error> {
-        for (contract_id, via) in self.candidates(update) {
+        for (contract_id, sought) in self.candidates(update) {
             let key = sought_key(contract_id);
             if stage.get(&key).await?.is_some() {
                 continue;
             }
-            let Some(bytes) = stage.get(&contracts::contract_key(contract_id)).await? else { continue };
-            if let ContractRecord::Created(creation) = contracts::decode(contract_id, &bytes)?
-                && creation.blob.is_none()
-            {
-                stage.put(key, Sought { via: via.map(String::from), sought_at: None }.encode());
+            // Held without a blob, whatever this update sent (a contract created
+            // before keeps what it was created with). A transfer command archived by
+            // this same update still shows in its status entry.
+            let held = match archived.creation(contract_id) {
+                Some(creation) => Some(creation.blob.is_none()),
+                None => match stage.get(&contracts::contract_key(contract_id)).await? {
+                    Some(bytes) => contracts::decode(contract_id, &bytes)?.creation().map(|c| c.blob.is_none()),
+                    None => None,
+                },
+            };
+            if held == Some(true) && (archived.creation(contract_id).is_none() || sought.transfer_command.is_some()) {
+                stage.put(key, sought.encode());
             }
         }
-        // An archived contract held without a blob is waiting no more.
+        // An archived contract held without a blob is waiting no more, but for a
+        // transfer command, whose status entry still shows it.
         let events = update.as_transaction().into_iter().flat_map(|tx| tx.events_by_id.values());
         for event in events {
             if let Event::Exercised(exercised) = event
                 && exercised.consuming
                 && let Some(creation) = archived.creation(&exercised.contract_id)
                 && creation.blob.is_none()
-                && (self.rendered(creation.template_id.qualified_name())
-                    || creation.template_id.qualified_name() == self.names.locked_coin)
+                && let name = creation.template_id.qualified_name()
+                && (self.rendered(name) || name == self.names.locked_coin)
+                && name != self.scan.transfer_command()
             {
                 stage.delete(sought_key(&exercised.contract_id));
             }
@@ -260,19 +305,44 @@ pub async fn apply<S: Store>(
     scan: &ScanTemplates,
 ) -> Result<BlobOutcome, Error> {
     let id = record.contract_id.as_str();
+    let key = sought_key(id);
+    let sought = match stage.get(&key).await? {
+        Some(bytes) => Some(Sought::decode(id, &bytes)?),
+        None => None,
+    };
+    let held = match stage.get(&contracts::contract_key(id)).await? {
+        Some(bytes) => Some(contracts::decode(id, &bytes)?),
+        None => None,
+    };
     let blob = match &record.news {
         BlobNews::SoughtAt(at) => {
-            let key = sought_key(id);
-            let Some(bytes) = stage.get(&key).await? else { return Ok(BlobOutcome::Unchanged) };
-            let sought = Sought { sought_at: Some(format!("{at}")), ..Sought::decode(id, &bytes)? };
-            stage.put(key, sought.encode());
+            let Some(sought) = sought else { return Ok(BlobOutcome::Unchanged) };
+            // Asked for once after it was archived (a transfer command's status
+            // entry), it waits no more.
+            match held {
+                Some(ContractRecord::Created(_)) => {
+                    stage.put(key, Sought { sought_at: Some(format!("{at}")), ..sought }.encode());
+                }
+                _ => stage.delete(key),
+            }
             return Ok(BlobOutcome::Applied);
         }
         BlobNews::Blob(blob) => blob,
     };
-    let Some(bytes) = stage.get(&contracts::contract_key(id)).await? else { return Ok(BlobOutcome::Unchanged) };
-    let ContractRecord::Created(mut creation) = contracts::decode(id, &bytes)? else {
-        return Ok(BlobOutcome::Unchanged);
+    let command = sought.and_then(|sought| sought.transfer_command);
+    let status_entry = async |stage: &mut Stage<'_, S>| match &command {
+        Some(c) => {
+            crate::state::scan::transfer_commands::attach_blob(stage, &c.sender, c.nonce, c.created_at, id, blob).await
+        }
+        None => Ok(false),
+    };
+    let Some(ContractRecord::Created(mut creation)) = held else {
+        // Archived, or not held: only a transfer command's status entry shows it.
+        if !status_entry(stage).await? {
+            return Ok(BlobOutcome::Unchanged);
+        }
+        stage.delete(key);
+        return Ok(BlobOutcome::Applied);
     };
     match &creation.blob {
         Some(held) if held == blob => return Ok(BlobOutcome::Unchanged),
@@ -286,8 +356,9 @@ pub async fn apply<S: Store>(
     creation.blob = Some(blob.clone());
     let name = String::from(creation.template_id.qualified_name());
     stage.put(contracts::contract_key(id), contracts::encode(id, &ContractRecord::Created(creation))?);
-    stage.delete(sought_key(id));
+    stage.delete(key);
     // Every rendering of the contract, again from its record.
+    status_entry(stage).await?;
     let none = Archived::default();
     if let Some(kind) = scan.kind(&name) {
         crate::state::scan::sync(stage, kind, id, &none).await?;
@@ -361,7 +432,11 @@ mod tests {
     #[test]
     fn a_sought_entry_writes_only_what_it_holds() {
         assert_eq!(Sought::default().encode(), b"{}");
-        let entry = Sought { via: Some("i1".into()), sought_at: Some("2024-01-01T00:00:00.000000Z".into()) };
+        let entry = Sought {
+            via: Some("i1".into()),
+            sought_at: Some("2024-01-01T00:00:00.000000Z".into()),
+            transfer_command: None,
+        };
         assert_eq!(Sought::decode("c", &entry.encode()).unwrap(), entry);
         assert!(sought_key("a") < sought_key("b"));
     }
