@@ -11,9 +11,11 @@
 //!   creates), and from the registry's accept context of each transfer instruction a
 //!   page creates (its locked coin and the external party config state). They are asked
 //!   for whenever a page creates a contract that the page itself does not archive, and
-//!   a blob is filled in only for a contract the page creates: the upstream has applied
-//!   the page, so what it discloses now is what the page's contracts became. A
-//!   contract none of these disclose keeps no blob, as on the network's own nodes.
+//!   a blob is given (a `blob` record after the page's updates,
+//!   [`crate::state::blobs`]) only to a contract the page creates: the upstream has
+//!   applied the page, so what it discloses now is what the page's contracts became. A
+//!   contract none of these disclose waits for its blob, which the follower asks for
+//!   once caught up (`blobs`).
 //! - **Network records**: the roll-forward plan from `GET /v0/roll-forward-lsu`, and
 //!   each migration's backfill record (`complete`, `import_updates_complete`) from its
 //!   `POST /v0/backfilling/migration-info`, so `GET /v0/backfilling/status` says
