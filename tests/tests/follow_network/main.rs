@@ -179,7 +179,8 @@ fn a_public_follower_answers_party_hosting_for_every_party_of_the_history_as_a_n
 /// With pages of 20 updates, the contracts created on the first page are disclosed by
 /// no context still live when that page is followed (the transfer instructions of the
 /// page are archived by the end of the history), the external party config state among
-/// them.
+/// them: the follower takes their blobs once caught up, from the endpoints that
+/// disclose them then (the config state from the allocation factory).
 #[test]
 fn a_public_follower_answers_the_same_whatever_its_page_size() {
     assert_same(&client(follower()), &client(small_pages_follower()), &identity_plan());
