@@ -25,6 +25,7 @@ use crate::model::json::Json;
 use crate::model::names::TemplateNames;
 use crate::model::update::Update;
 use crate::model::value::PathError;
+use crate::state::blobs::{self, BlobOutcome, BlobRecord, SoughtBlobs};
 use crate::state::ledger::{self, Outcome, StoredUpdate};
 use crate::state::network::{self, Backfill, KnownSynchronizers, RollForwardLsu, Topology, WalletUser};
 use crate::state::projection::Projection;
@@ -39,7 +40,7 @@ use crate::storage::stage::Stage;
 use crate::storage::store::Store;
 
 /// The kinds of ingest record.
-const KINDS: [&str; 5] = ["update", "topology", "backfill", "roll_forward_lsu", "wallet_user"];
+const KINDS: [&str; 6] = ["update", "topology", "backfill", "roll_forward_lsu", "wallet_user", "blob"];
 
 /// What an ingest batch changed: the body of a 200 from `POST /v0/admin/ingest`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +64,15 @@ pub struct Applied {
     pub roll_forward_lsu: u64,
     /// `wallet_user` records.
     pub wallet_user: u64,
+    /// `blob` records that gave a contract its blob or noted when it was sought
+    /// ([`crate::state::blobs`]); written only when there are some, so a batch without
+    /// them is summed up as before they existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blob: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Summary {
@@ -74,6 +84,7 @@ impl Summary {
         mine.backfill += theirs.backfill;
         mine.roll_forward_lsu += theirs.roll_forward_lsu;
         mine.wallet_user += theirs.wallet_user;
+        mine.blob += theirs.blob;
         self.unchanged += other.unchanged;
     }
 
@@ -149,6 +160,7 @@ enum Record {
     Backfill(Backfill),
     RollForwardLsu(Option<RollForwardLsu>),
     WalletUser(WalletUser),
+    Blob(BlobRecord),
 }
 
 impl Record {
@@ -183,7 +195,8 @@ fn parse_records(body: &[u8]) -> Result<Vec<(usize, Record)>, Error> {
                 "topology" => Record::Topology(Topology::parse(payload).map_err(refused)?),
                 "backfill" => Record::Backfill(Backfill::parse(payload).map_err(refused)?),
                 "roll_forward_lsu" => Record::RollForwardLsu(RollForwardLsu::parse(payload).map_err(refused)?),
-                _ => Record::WalletUser(WalletUser::parse(payload).map_err(refused)?),
+                "wallet_user" => Record::WalletUser(WalletUser::parse(payload).map_err(refused)?),
+                _ => Record::Blob(BlobRecord::parse(payload).map_err(refused)?),
             };
             Ok((number, record))
         })
@@ -224,6 +237,7 @@ pub fn projections(followed: &Followed) -> impl Projection + '_ {
         .then(TransferCommands::new(&followed.scan))
         .then(RegistryIndex::new(&followed.registry))
         .then(TotalSupplyState::new(&followed.supply))
+        .then(SoughtBlobs::new(&followed.names, &followed.scan))
 }
 
 /// Applies one ingest batch atomically and says what changed.
@@ -289,6 +303,16 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
                     network::apply_wallet_user(&mut stage, user);
                     summary.applied.wallet_user += 1;
                 }
+                Record::Blob(record) => match blobs::apply(&mut stage, record, &followed.names, &followed.scan).await {
+                    Ok(BlobOutcome::Applied) => summary.applied.blob += 1,
+                    Ok(BlobOutcome::Unchanged) => {}
+                    Err(Error::Conflict(message)) => {
+                        return Err(Error::Conflict(format!(
+                            "line {number}: {message}; nothing of this batch was applied"
+                        )));
+                    }
+                    Err(other) => return Err(other),
+                },
             }
         }
         Ok((stage, summary))
@@ -305,7 +329,7 @@ pub async fn ingest<S: Store>(body: &[u8], store: &S, config: &Config) -> Result
 /// `projections`', sorted and without repeats: worked out before the batch's first
 /// store call, so that its turn at the store starts with the reads themselves.
 fn keys_read(records: &[(usize, Record)], projections: &impl Projection) -> Vec<Vec<u8>> {
-    let mut keys: Vec<Vec<u8>> = records
+    let updates = records
         .iter()
         .filter_map(|(_, record)| match record {
             Record::Update(update) => {
@@ -314,8 +338,15 @@ fn keys_read(records: &[(usize, Record)], projections: &impl Projection) -> Vec<
             }
             _ => None,
         })
-        .flatten()
-        .collect();
+        .flatten();
+    let blobs = records
+        .iter()
+        .filter_map(|(_, record)| match record {
+            Record::Blob(record) => Some(blobs::keys_read(record)),
+            _ => None,
+        })
+        .flatten();
+    let mut keys: Vec<Vec<u8>> = updates.chain(blobs).collect();
     keys.sort_unstable();
     keys.dedup();
     keys

@@ -128,6 +128,10 @@ async fn dispatch<S: Store>(request: &Request, env: &Env<'_>, store: &S) -> Resu
             auth::authorize(request, env.config)?;
             export::blobs(store, body).await
         }
+        Route::AdminExportSoughtBlobs => {
+            auth::authorize(request, env.config)?;
+            export::sought_blobs(store, body).await
+        }
     }
 }
 

@@ -487,6 +487,7 @@ impl Metrics {
             ("backfill", applied.backfill),
             ("roll_forward_lsu", applied.roll_forward_lsu),
             ("wallet_user", applied.wallet_user),
+            ("blob", applied.blob),
         ] {
             self.ingest_records.get_or_create(&KindLabels { kind }).inc_by(count);
         }

@@ -132,6 +132,8 @@ pub async fn run(env: &worker::Env) -> Result<Option<Report>, String> {
         now,
         hosting_lifetime_seconds,
         hosting_lookups: follow::DEFAULT_HOSTING_LOOKUPS,
+        blob_lifetime_seconds: follow::DEFAULT_BLOB_LIFETIME_SECONDS,
+        blob_lookups: follow::DEFAULT_BLOB_LOOKUPS,
     };
     let report = follow::sync_all(&upstreams, &local, &limits).await.map_err(|e| e.to_string());
     if let Some(kv_puts) = store.flush_to_kv() {

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | POST | `/v0/admin/export/state` | [`State`]: where the node's history ends, its import updates, backfill, roll-forward plan and a page of party hosting |
 //! | POST | `/v0/admin/export/blobs` | [`Blobs`]: the created-event blobs of the held active contracts among the ids asked for |
+//! | POST | `/v0/admin/export/sought-blobs` | [`SoughtPage`]: a page of the active contracts held without the blob a read shows them with |
 //!
 //! `POST /v0/admin/export/state` takes `{"topology_after": {"synchronizer_id",
 //! "party_id"} | null}` (an empty body is `{}`) and answers at most [`TOPOLOGY_PAGE`]
@@ -16,6 +17,15 @@
 //! once, in the order first asked, however often the request repeats it: the answer
 //! is a set of blobs that a client looks up by contract id, a repeat asks for nothing
 //! more, and refusing it would fail a follower's whole page over a harmless repeat.
+//!
+//! `POST /v0/admin/export/sought-blobs` takes `{"after": contract_id | null}` (an empty
+//! body is `{}`) and answers at most [`SOUGHT_PAGE`] of the contracts waiting for a blob
+//! ([`crate::state::blobs`]) after that id, in id order, each with its template, its
+//! payload (`compact_json`; for an archived transfer command, whose status entry still
+//! shows it, its `sender` and `nonce`), the contract whose choice contexts disclose it (a locked
+//! coin's transfer instruction or allocation) and when its blob was last sought; `next`
+//! is the id to ask after next, `null` on the last page. A public follower reads it to
+//! know which blobs to ask its upstreams for ([`crate::follow`]).
 //!
 //! Store reads: the state is one reverse scan of the stream index, two scans per
 //! migration holding import updates (plus one that finds none), one scan of the backfill
@@ -44,6 +54,8 @@ use crate::storage::store::{Scan, Store, key_after, prefix_end};
 pub const TOPOLOGY_PAGE: u32 = 1000;
 /// Most contract ids one blobs request may name.
 pub const MAX_CONTRACT_IDS: usize = 1000;
+/// Most contracts one page of the contracts waiting for a blob holds.
+pub const SOUGHT_PAGE: u32 = 1000;
 
 /// A position in the history stream: strictly after this migration id and record time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -334,4 +346,106 @@ pub async fn read_blobs<S: Store>(store: &S, ids: &[&str]) -> Result<Blobs, Erro
         }
     }
     Ok(Blobs { blobs })
+}
+
+/// The body of a 200 from `POST /v0/admin/export/sought-blobs`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SoughtPage {
+    /// Contracts waiting for a blob, in contract id order.
+    pub contracts: Vec<SoughtContract>,
+    /// The id to ask after for the next page (`null`: this was the last).
+    pub next: Option<String>,
+}
+
+/// An active contract held without the blob a read shows it with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SoughtContract {
+    /// The contract.
+    pub contract_id: String,
+    /// Its template.
+    pub template_id: String,
+    /// Its create arguments in `compact_json`.
+    pub payload: serde_json::Value,
+    /// The contract whose choice contexts disclose it, for a locked coin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Via>,
+    /// When its blob was last asked for and none was disclosed; absent: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sought_at: Option<String>,
+}
+
+/// The contract whose choice contexts disclose a locked coin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Via {
+    /// Its id.
+    pub contract_id: String,
+    /// Its template (a transfer instruction's or a coin allocation's).
+    pub template_id: String,
+}
+
+/// `POST /v0/admin/export/sought-blobs`.
+pub async fn sought_blobs<S: Store>(store: &S, body: &[u8]) -> Result<Response, Error> {
+    const SHAPE: &str = "the body must be a JSON object such as {\"after\": null} or {\"after\": \"<contract id>\"}";
+    let after = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let json = Json::parse(body).map_err(|e| Error::BadRequest(format!("{SHAPE}; it is not valid JSON: {e}")))?;
+        let object = json.as_object().ok_or_else(|| Error::BadRequest(SHAPE.into()))?;
+        if let Some(key) = object.keys().find(|k| *k != "after") {
+            return Err(Error::BadRequest(format!("unknown field {key:?}; {SHAPE}")));
+        }
+        match object.get("after") {
+            None | Some(Json::Null) => None,
+            Some(after) => {
+                let id = after
+                    .as_str()
+                    .ok_or_else(|| Error::BadRequest(format!("after must be a contract id or null; {SHAPE}")))?;
+                ids::check_id("after", id)?;
+                Some(String::from(id))
+            }
+        }
+    };
+    Ok(Response::ok(&read_sought(store, after.as_deref()).await?))
+}
+
+/// The page of the contracts waiting for a blob after `after`: one scan and one
+/// `get_many` of their records and of those of the contracts that disclose them.
+pub async fn read_sought<S: Store>(store: &S, after: Option<&str>) -> Result<SoughtPage, Error> {
+    let entries = crate::state::blobs::sought_page(store, after, SOUGHT_PAGE).await?;
+    let next = (entries.len() == SOUGHT_PAGE as usize).then(|| entries.last().map(|(id, _)| id.clone())).flatten();
+    let mut wanted: Vec<&str> = entries.iter().map(|(id, _)| id.as_str()).collect();
+    wanted.extend(entries.iter().filter_map(|(_, sought)| sought.via.as_deref()));
+    let keys: Vec<Vec<u8>> = wanted.iter().map(|id| contract_key(id)).collect();
+    let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let mut held = alloc::collections::BTreeMap::new();
+    for (id, bytes) in wanted.iter().zip(store.get_many(&keys).await?) {
+        if let Some(bytes) = bytes
+            && let ContractRecord::Created(creation) = contracts::decode(id, &bytes)?
+        {
+            held.insert(*id, creation);
+        }
+    }
+    let mut page = Vec::with_capacity(entries.len());
+    for (id, sought) in &entries {
+        let (template_id, payload) = match (held.get(id.as_str()), &sought.transfer_command) {
+            (Some(creation), _) => (creation.template_id.as_str().into(), creation.payload.clone()),
+            // An archived transfer command: what its status entry is asked by.
+            (None, Some(command)) => (
+                command.template_id.clone(),
+                serde_json::json!({ "sender": command.sender, "nonce": format!("{}", command.nonce) }),
+            ),
+            (None, None) => continue,
+        };
+        let via = sought.via.as_deref().and_then(|via| {
+            held.get(via).map(|c| Via { contract_id: via.into(), template_id: c.template_id.as_str().into() })
+        });
+        page.push(SoughtContract {
+            contract_id: id.clone(),
+            template_id,
+            payload,
+            via,
+            sought_at: sought.sought_at.clone(),
+        });
+    }
+    Ok(SoughtPage { contracts: page, next })
 }

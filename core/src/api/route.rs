@@ -30,6 +30,7 @@
 //! | POST | `/v0/admin/reset` | [`Route::AdminReset`] | |
 //! | POST | `/v0/admin/export/state` | [`Route::AdminExportState`] | |
 //! | POST | `/v0/admin/export/blobs` | [`Route::AdminExportBlobs`] | |
+//! | POST | `/v0/admin/export/sought-blobs` | [`Route::AdminExportSoughtBlobs`] | |
 //! | GET | `/v0/dso-party-id` | [`ScanRoute::DsoPartyId`] | `/api/scan` |
 //! | POST | `/v0/{coin}-rules` | [`ScanRoute::CoinRules`] | `/api/scan` |
 //! | POST | `/v0/external-party-{coin}-rules` | [`ScanRoute::ExternalPartyCoinRules`] | `/api/scan` |
@@ -226,6 +227,8 @@ pub enum Route {
     AdminExportState,
     /// `POST /v0/admin/export/blobs`
     AdminExportBlobs,
+    /// `POST /v0/admin/export/sought-blobs`
+    AdminExportSoughtBlobs,
     /// A scan read of a validator or a wallet ([`ScanRoute`]).
     Scan(ScanRoute),
     /// A token standard registry call besides the v2 choice contexts ([`RegistryRoute`]).
@@ -324,7 +327,8 @@ impl Route {
             | AdminStoreCheck
             | AdminReset
             | AdminExportState
-            | AdminExportBlobs => &[],
+            | AdminExportBlobs
+            | AdminExportSoughtBlobs => &[],
         }
     }
 
@@ -369,6 +373,7 @@ impl Route {
             AdminReset => "/v0/admin/reset",
             AdminExportState => "/v0/admin/export/state",
             AdminExportBlobs => "/v0/admin/export/blobs",
+            AdminExportSoughtBlobs => "/v0/admin/export/sought-blobs",
             Scan(route) => route.template(),
             Registry(route) => route.template(),
             Livez => "/livez",
@@ -388,7 +393,8 @@ impl Route {
             | AdminIngest
             | AdminStoreCheck
             | AdminExportState
-            | AdminExportBlobs => Class::Bulk,
+            | AdminExportBlobs
+            | AdminExportSoughtBlobs => Class::Bulk,
             Version
             | OpenApi
             | UpdateById { .. }
@@ -488,6 +494,7 @@ impl Route {
             ["v0", "admin", "reset"] => (AdminReset, "POST"),
             ["v0", "admin", "export", "state"] => (AdminExportState, "POST"),
             ["v0", "admin", "export", "blobs"] => (AdminExportBlobs, "POST"),
+            ["v0", "admin", "export", "sought-blobs"] => (AdminExportSoughtBlobs, "POST"),
             ["livez"] => (Livez, "GET"),
             ["readyz"] => (Readyz, "GET"),
             ["status"] => (Status, "GET"),
@@ -859,7 +866,7 @@ mod tests {
     }
 
     /// Every route, by a path at the root, with the method it answers to.
-    fn every_route() -> [(Method, &'static str, Route); 68] {
+    fn every_route() -> [(Method, &'static str, Route); 69] {
         let choice = |choice| Route::ChoiceContext { transfer_instruction_id: instruction("00ab"), choice };
         let allocation = |api, choice| {
             let allocation_id = Ok(ContractId::parse("allocationId", "00ab").unwrap());
@@ -972,6 +979,7 @@ mod tests {
             (Post, "/v0/admin/reset", Route::AdminReset),
             (Post, "/v0/admin/export/state", Route::AdminExportState),
             (Post, "/v0/admin/export/blobs", Route::AdminExportBlobs),
+            (Post, "/v0/admin/export/sought-blobs", Route::AdminExportSoughtBlobs),
             (Get, "/livez", Route::Livez),
             (Get, "/readyz", Route::Readyz),
             (Get, "/status", Route::Status),

@@ -236,7 +236,7 @@ fn refused(target: &str, response: &Response) -> FollowError {
 
 /// `id` as one segment of a request path: percent-encoded but for the characters a
 /// segment may hold as they are (RFC 3986's unreserved characters and `:`).
-fn segment(id: &str) -> String {
+pub(super) fn segment(id: &str) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(id.len());
     for byte in id.bytes() {

@@ -39,9 +39,10 @@
 //! network node backfills; then backfill, roll-forward and hosting records that differ
 //! from this node's (a hosting the upstream no longer has is removed). So a follower
 //! applies a history in the order the upstream's ingest did, and once caught up answers
-//! every read but the wallet's as the upstream does. In public mode every call ends,
-//! whatever its page budget left, by learning the party hostings that are due
-//! (`hosting`).
+//! every read but the wallet's as the upstream does. In public mode a call that caught
+//! up then asks for the blobs of the live contracts held without one (`blobs`), and
+//! every call ends, whatever its page budget left, by learning the party hostings that
+//! are due (`hosting`).
 //!
 //! **Public mode.** A network's own Scan nodes serve no export endpoints, and their
 //! public API differs from this node's: `protobuf_json` values come without record
@@ -61,15 +62,20 @@
 //! with a token. (One whose typed rendering holds no record field, a scalar result
 //! say, shows nothing of it in `protobuf_json`: a follower with a token takes it as a
 //! typed value, and renders its `compact_json` as such.) Blobs, the migrations and the backfill and roll-forward records come
-//! from public endpoints (`public`); party hosting is learned from the upstreams'
-//! `participant-id`, party by party (`hosting`).
+//! from public endpoints (`public`), blobs also once caught up (`blobs`); party hosting
+//! is learned from the upstreams' `participant-id`, party by party (`hosting`).
 //!
 //! **What differs from a direct ingest in public mode.** Every value, event and update
 //! field is the same but these, which the public API does not carry:
 //! - `created_event_blob` of every contract the upstream does not disclose through its
-//!   contract endpoints or registry contexts at the time its page is followed (only
-//!   disclosed blobs are served, so no read shows the difference, but the export of
-//!   blobs does);
+//!   contract endpoints or registry contexts while the contract is live and the
+//!   follower asks (`public` at page time, `blobs` once caught up): an archived
+//!   contract that no read shows, or a live one until its blob comes (up to
+//!   [`Limits::blob_lifetime_seconds`] plus the time between two calls after an
+//!   endpoint starts disclosing it, while the requests due fit
+//!   [`Limits::blob_lookups`]), or for good when no endpoint discloses it, as the
+//!   export of blobs shows; a read that needs a missing blob is a 503 naming the
+//!   contract;
 //! - a version-1 transaction's `offset` and a reassignment's `offset` are as this node
 //!   renders them (it stores none; the network gives offsets only in version 1);
 //! - party hosting (`participant-id`) is what the follower learned, up to
@@ -94,8 +100,9 @@
 //! checks stream pages and makes them ingest batches, with the blobs the public stream
 //! leaves out; `backfill` takes import updates and the history from before what this
 //! node holds; `network` copies the network records; `public` holds what public mode
-//! takes from public endpoints, `labels` the labels, `hosting` the hostings it learns,
-//! and `quorum` the agreement of several upstreams.
+//! takes from public endpoints, `labels` the labels, `blobs` the blobs it asks for once
+//! caught up, `hosting` the hostings it learns, and `quorum` the agreement of several
+//! upstreams.
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -116,6 +123,7 @@ use crate::model::time::Timestamp;
 use crate::storage::exec::join;
 
 mod backfill;
+mod blobs;
 mod hosting;
 mod labels;
 mod network;
@@ -148,6 +156,12 @@ pub const UPSTREAM_HOSTING_LIFETIME: &str = "LEDGER_NODE_UPSTREAM_HOSTING_LIFETI
 pub const DEFAULT_HOSTING_LIFETIME_SECONDS: u64 = 300;
 /// Most hosting lookups one call of [`sync`] makes by default.
 pub const DEFAULT_HOSTING_LOOKUPS: u32 = 100;
+/// How long, by default, a contract whose blob no upstream disclosed when asked waits
+/// before it is asked again, in seconds.
+pub const DEFAULT_BLOB_LIFETIME_SECONDS: u64 = 300;
+/// Most requests for blobs one call of [`sync`] makes by default (each asked of every
+/// upstream; one request answers for every contract it renders).
+pub const DEFAULT_BLOB_LOOKUPS: u32 = 100;
 
 pub use quorum::{Disagreement, default_agree};
 pub use start::Start;
@@ -195,6 +209,12 @@ pub struct Limits {
     pub hosting_lifetime_seconds: u64,
     /// Most hosting lookups (each asked of every upstream) one call makes.
     pub hosting_lookups: u32,
+    /// How long a contract whose blob no upstream disclosed when asked waits before it
+    /// is asked again, in seconds (public mode, `blobs`).
+    pub blob_lifetime_seconds: u64,
+    /// Most requests for blobs (each asked of every upstream) one call makes, once
+    /// caught up (public mode).
+    pub blob_lookups: u32,
 }
 
 impl Default for Limits {
@@ -210,6 +230,8 @@ impl Default for Limits {
             now: Timestamp::UNIX_EPOCH,
             hosting_lifetime_seconds: DEFAULT_HOSTING_LIFETIME_SECONDS,
             hosting_lookups: DEFAULT_HOSTING_LOOKUPS,
+            blob_lifetime_seconds: DEFAULT_BLOB_LIFETIME_SECONDS,
+            blob_lookups: DEFAULT_BLOB_LOOKUPS,
         }
     }
 }
@@ -340,10 +362,14 @@ struct Follower<'a, U, L> {
 }
 
 impl<U: Link, L: Link> Follower<'_, U, L> {
-    /// Follows (see [`Follower::follow`]), then, in public mode, learns the hostings
-    /// that are due, whatever the page budget left.
+    /// Follows (see [`Follower::follow`]), then, in public mode, asks for the blobs
+    /// that are due once caught up, and learns the hostings that are due, whatever the
+    /// page budget left.
     async fn run(&mut self) -> Result<(), FollowError> {
         self.follow().await?;
+        if self.public && self.report.caught_up {
+            self.seek_blobs().await?;
+        }
         if self.public {
             self.learn_hosting().await?;
         }

@@ -23,6 +23,7 @@ use crate::ingest::Summary;
 use crate::model::json::Json;
 use crate::model::json::write::write_str;
 use crate::model::update::{Blob, Event, Update};
+use crate::state::blobs::{BlobNews, BlobRecord};
 use crate::storage::exec::join;
 
 /// An update of a page, and its text as the upstream sent it.
@@ -281,8 +282,9 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
     }
 
     /// `items` as one ingest batch, with the blobs the upstream holds for their created
-    /// events filled in. An item none of whose events has a blob upstream goes as the
-    /// upstream sent it: it is already an ingest record.
+    /// events: filled in (export mode), or as `blob` records after the updates (public
+    /// mode). An item none of whose events has a blob filled in goes as the upstream
+    /// sent it: it is already an ingest record.
     ///
     /// The upstream holds blobs of active contracts only, and it has applied every
     /// update of the page: a contract that an update of the page archives has none
@@ -296,11 +298,17 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
             .filter(|e| e.created_event_blob.is_none() && !archived.contains(&e.contract_id))
             .map(|e| e.contract_id.clone())
             .collect();
+        // Public mode: what the upstreams disclose goes as `blob` records after the
+        // page's updates, which are sent as the upstream streamed them, without blobs:
+        // so an update held is the same whenever its page is asked again, and the blob
+        // of a contract the page created is given to it whatever the page did after
+        // (one the page archived takes none). Export mode: the blobs go in the events.
         let mut blobs = BTreeMap::new();
+        let mut disclosed = BTreeMap::new();
         if self.public {
             self.disclose(&items, &ids).await?;
             let held = self.blobs.borrow();
-            blobs.extend(ids.iter().filter_map(|id| held.get(id).map(|blob| (id.clone(), blob.clone()))));
+            disclosed.extend(ids.iter().filter_map(|id| held.get(id).map(|blob| (id.clone(), blob.clone()))));
         }
         let export_ids = if self.public { &[][..] } else { &ids[..] };
         for chunk in export_ids.chunks(export::MAX_CONTRACT_IDS) {
@@ -347,6 +355,11 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         let mut batch = batch.into_bytes();
         for key in &seen {
             batch.extend(super::hosting::seen_line(key)?);
+            batch.push(b'\n');
+        }
+        for (contract_id, blob) in disclosed {
+            let record = BlobRecord { contract_id, news: BlobNews::Blob(blob) };
+            batch.extend(super::record_line("blob", &record.to_json())?);
             batch.push(b'\n');
         }
         Ok(batch)

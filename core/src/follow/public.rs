@@ -11,9 +11,11 @@
 //!   creates), and from the registry's accept context of each transfer instruction a
 //!   page creates (its locked coin and the external party config state). They are asked
 //!   for whenever a page creates a contract that the page itself does not archive, and
-//!   a blob is filled in only for a contract the page creates: the upstream has applied
-//!   the page, so what it discloses now is what the page's contracts became. A
-//!   contract none of these disclose keeps no blob, as on the network's own nodes.
+//!   a blob is given (a `blob` record after the page's updates,
+//!   [`crate::state::blobs`]) only to a contract the page creates: the upstream has
+//!   applied the page, so what it discloses now is what the page's contracts became. A
+//!   contract none of these disclose waits for its blob, which the follower asks for
+//!   once caught up (`blobs`).
 //! - **Network records**: the roll-forward plan from `GET /v0/roll-forward-lsu`, and
 //!   each migration's backfill record (`complete`, `import_updates_complete`) from its
 //!   `POST /v0/backfilling/migration-info`, so `GET /v0/backfilling/status` says
@@ -129,7 +131,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
 }
 
 /// `POST path` with the body `{}`.
-fn json_request(path: &str) -> Request {
+pub(super) fn json_request(path: &str) -> Request {
     super::request(path, b"{}".to_vec(), "application/json")
 }
 
@@ -164,7 +166,7 @@ fn last_migration(response: &Response, side: &str) -> Result<Vec<i64>, FollowErr
 /// `contract_id` and `created_event_blob`, or a registry disclosed contract, with
 /// `contractId` and `createdEventBlob`), into `found`. A 404 holds none (there is no
 /// such contract now); any other answer but a 200 stops following, naming it.
-fn collect(response: &Response, path: &str, found: &mut BTreeMap<String, Blob>) -> Result<(), FollowError> {
+pub(super) fn collect(response: &Response, path: &str, found: &mut BTreeMap<String, Blob>) -> Result<(), FollowError> {
     match response.status {
         200 => {}
         // Nothing to take now: no such contract (404), or one a needed contract of is

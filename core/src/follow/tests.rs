@@ -1286,3 +1286,162 @@ fn a_follower_with_a_token_copies_learned_hostings_as_they_are() {
     assert_eq!(state(&public), state(&second));
     assert!(state(&second).1.contains(r#""learned_at":"1970-01-01T00:16:40.000000Z""#), "{}", state(&second).1);
 }
+
+/// An update of migration `migration_id` creating closed round `round` as contract `cid`
+/// with `blob`: a contract that no request of a page's own discloses, only
+/// `GET /v0/closed-rounds`.
+fn closed_round(update_id: &str, migration_id: i64, record_time: &str, cid: &str, blob: &str) -> Value {
+    let number =
+        json!([{"label": "round", "value": {"record": {"fields": [{"label": "number", "value": {"int64": "3"}}]}}}]);
+    let mut update = contract(update_id, record_time, cid, "Platform.Round:ClosedMiningRound", number, blob);
+    update["update"]["migration_id"] = json!(migration_id);
+    update
+}
+
+/// [`disclosing_upstream`] with closed round `closed-1` (blob `AQEF`), created in the
+/// first migration.
+fn upstream_with_a_closed_round() -> Node {
+    let node = disclosing_upstream();
+    node.ingest(&[closed_round("u-closed", 0, "2024-01-01T00:00:03.000000Z", "closed-1", "AQEF")]);
+    node
+}
+
+/// The closed rounds `node` answers.
+fn closed_rounds(node: &Node) -> String {
+    let (status, body) = node.call(Method::Get, "/v0/closed-rounds", "");
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+#[test]
+fn a_contract_created_before_a_follower_s_start_gets_its_blob_once_caught_up() {
+    let upstream = whole(upstream_with_a_closed_round());
+    let follower = Node::new();
+    let limits = Limits { start: Start::Current, page_size: 1, max_pages: 1, ..Limits::default() };
+    let mut calls = 0;
+    while !block_on(sync(&Scan::new(&upstream), &follower, &limits)).expect("following").caught_up {
+        calls += 1;
+        assert!(calls < 40, "never caught up");
+        // While the follower catches up, the round it holds waits for its blob.
+        assert!(!closed_rounds(&follower).contains("AQEF"));
+    }
+    assert!(closed_rounds(&upstream).contains(r#""created_event_blob":"AQEF""#));
+    assert_eq!(closed_rounds(&follower), closed_rounds(&upstream));
+    assert_same_public(&upstream, &follower);
+    // Nothing waits any more.
+    let (_, sought) = follower.call(Method::Post, "/v0/admin/export/sought-blobs", "{}");
+    assert_eq!(sought, r#"{"contracts":[],"next":null}"#);
+}
+
+/// A link to a Scan whose `GET /v0/closed-rounds` answers 404 while `hidden`, counting
+/// those requests, and, when `forged`, shows another blob for every closed round.
+struct ClosedRounds<'a> {
+    scan: Scan<'a>,
+    hidden: core::cell::Cell<bool>,
+    forged: bool,
+    asked: core::cell::Cell<u32>,
+}
+
+impl<'a> ClosedRounds<'a> {
+    fn new(node: &'a Node) -> Self {
+        ClosedRounds { scan: Scan::new(node), hidden: Default::default(), forged: false, asked: Default::default() }
+    }
+}
+
+impl Link for ClosedRounds<'_> {
+    async fn send(&self, request: Request) -> Result<Response, String> {
+        if request.path != "/v0/closed-rounds" {
+            return self.scan.send(request).await;
+        }
+        self.asked.set(self.asked.get() + 1);
+        if self.hidden.get() {
+            return Ok(Response::json(404, br#"{"error":"not found"}"#.to_vec()));
+        }
+        let mut response = self.scan.send(request).await?;
+        if self.forged {
+            response.body = String::from_utf8_lossy(&response.body).replace("AQEF", "AQEA").into_bytes();
+        }
+        Ok(response)
+    }
+}
+
+#[test]
+fn a_contract_no_endpoint_discloses_is_not_asked_again_before_its_lifetime() {
+    let upstream = upstream_with_a_closed_round();
+    let scan = ClosedRounds::new(&upstream);
+    scan.hidden.set(true);
+    let follower = Node::new();
+    let limits = |now: i64| Limits { now: at(now), blob_lifetime_seconds: 300, ..Limits::default() };
+    assert!(block_on(sync(&scan, &follower, &limits(1_000))).expect("following").caught_up);
+    assert_eq!(scan.asked.take(), 1);
+    assert!(closed_rounds(&follower).contains(r#""contract_id":"closed-1","payload""#));
+    assert!(closed_rounds(&follower).contains(r#""created_event_blob":"""#), "kept without a blob");
+    let (_, sought) = follower.call(Method::Post, "/v0/admin/export/sought-blobs", "{}");
+    assert!(sought.contains(r#""contract_id":"closed-1""#) && sought.contains(r#""sought_at":"1970-01-01T00:16:40"#));
+    // Within the lifetime it is not asked again, even once an endpoint would disclose it.
+    scan.hidden.set(false);
+    block_on(sync(&scan, &follower, &limits(1_299))).expect("following");
+    assert_eq!(scan.asked.take(), 0);
+    assert!(!closed_rounds(&follower).contains("AQEF"));
+    // Past it, it is asked again, and takes its blob.
+    block_on(sync(&scan, &follower, &limits(1_301))).expect("following");
+    assert_eq!(scan.asked.take(), 1);
+    assert_eq!(closed_rounds(&follower), closed_rounds(&upstream));
+    block_on(sync(&scan, &follower, &limits(5_000))).expect("following");
+    assert_eq!(scan.asked.take(), 0, "a contract that has its blob is asked for no more");
+}
+
+#[test]
+fn a_blob_the_upstreams_disagree_on_is_not_taken_and_one_outvoted_is() {
+    let upstream = upstream_with_a_closed_round();
+    let honest = || ClosedRounds::new(&upstream);
+    let forger = ClosedRounds { forged: true, ..ClosedRounds::new(&upstream) };
+    // Two upstreams that must agree, one forging: nothing is taken, and following goes on.
+    let follower = Node::new();
+    let limits = Limits { agree: Some(2), ..Limits::default() };
+    let report = block_on(sync_all(&[honest(), forger], &follower, &limits)).expect("following");
+    assert!(report.caught_up);
+    assert!(report.disagreements.iter().any(|d| d.request == "GET /v0/closed-rounds"), "{:?}", report.disagreements);
+    let held = closed_rounds(&follower);
+    assert!(!held.contains("AQEF") && !held.contains("AQEA"), "{held}");
+    // Of three, two honest: the forger is outvoted, and the blob taken is the honest one.
+    let forger = ClosedRounds { forged: true, ..ClosedRounds::new(&upstream) };
+    let follower = Node::new();
+    let report = block_on(sync_all(&[honest(), forger, honest()], &follower, &limits)).expect("following");
+    let forged = report.disagreements.iter().find(|d| d.request == "GET /v0/closed-rounds").expect("the forger");
+    assert_eq!(forged.upstreams, [1]);
+    assert_eq!(closed_rounds(&follower), closed_rounds(&upstream));
+}
+
+#[test]
+fn a_blob_record_gives_a_held_contract_its_blob_once_and_another_blob_is_a_conflict() {
+    let node = Node::new();
+    node.ingest(&[closed_round("u-closed", 0, "2024-01-01T00:00:03.000000Z", "closed-1", "AQEF")]);
+    let mut without = closed_round("u-closed-2", 0, "2024-01-01T00:00:04.000000Z", "closed-2", "");
+    without["update"]["events_by_id"]["u-closed-2:0"]
+        .as_object_mut()
+        .expect("an event")
+        .shift_remove("created_event_blob");
+    node.ingest(&[without]);
+    let blob = |cid: &str, blob: &str| json!({"blob": {"contract_id": cid, "created_event_blob": blob}}).to_string();
+    let ingest = |line: String| node.call(Method::Post, "/v0/admin/ingest", &line);
+    // A contract held without a blob takes it, in every read that shows it.
+    let (status, summary) = ingest(blob("closed-2", "AQEA"));
+    assert_eq!((status, summary.contains(r#""blob":1"#)), (200, true), "{summary}");
+    assert!(
+        closed_rounds(&node)
+            .contains(r#""contract_id":"closed-2","payload":{"round":{"number":"3"}},"created_event_blob":"AQEA""#)
+    );
+    // The same blob again changes nothing; another is a conflict; a contract not held
+    // takes nothing.
+    assert_eq!(
+        ingest(blob("closed-2", "AQEA")).1,
+        r#"{"applied":{"update":0,"topology":0,"backfill":0,"roll_forward_lsu":0,"wallet_user":0},"unchanged":0}"#
+    );
+    let (status, body) = ingest(blob("closed-1", "AQEB"));
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("contract closed-1 is held with another created-event blob"), "{body}");
+    assert!(!ingest(blob("nowhere", "AQEB")).1.contains(r#""blob""#));
+    let (status, body) = ingest(r#"{"blob": {"contract_id": "closed-2"}}"#.into());
+    assert_eq!(status, 400, "{body}");
+}

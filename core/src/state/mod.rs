@@ -10,6 +10,8 @@
 //!   outcomes of wallet requests ([`wallet::outcome::LedgerOutcomes`]), the contracts a
 //!   validator and a wallet read ([`scan`]), and what the token registry reads
 //!   ([`registry`]: the contracts it chooses from, and the coin's total supply).
+//! - [`blobs`]: the blobs a follower takes after their contracts, and the contracts
+//!   still waiting for one.
 //! - [`network`]: the network records (topology, backfill, the roll-forward plan,
 //!   wallet users) that come in beside updates, each replacing the state it names.
 //! - [`wallet`]: buy-traffic requests as stored, and what becomes of them.
@@ -17,6 +19,7 @@
 //! Contract lists (closed rounds, votes) store each listed contract already rendered
 //! ([`listed`]), so serving a list parses no JSON.
 
+pub mod blobs;
 pub mod ledger;
 pub mod listed;
 pub mod migrations;

@@ -44,6 +44,7 @@
 //! | `0x74` | `0x74` sender nonce created_at contract_id | the contract as listed and its status (JSON) | ingest: transfer commands, created or archived ([`crate::state::scan::transfer_commands`]) | within sender nonce | mutable |
 //! | `0x72` | `0x72` kind | the ids of the contracts the token registry chooses from (JSON): kind 0 the active coin rules, external party coin rules, external party config states and open rounds, kind 1 the active featured app rights by provider | ingest: those contracts, created or archived ([`crate::state::registry`]) | point | mutable |
 //! | `0x73` | `0x73` | the sums of the coin's balance changes by round and the latest closed round (JSON) | ingest: balance changes and closed rounds ([`crate::state::registry::supply`]) | point | mutable |
+//! | `0x62` | `0x62` contract_id | the contract whose choice contexts disclose it (a locked coin's) and when its blob was last sought (JSON) | ingest: active contracts a read renders with a blob, held without one, and `blob` records ([`crate::state::blobs`]) | scan | mutable |
 //! | `M` | `M` migration synchronizer | record time range, synchronizer id | ingest: non-import updates ([`crate::state::migrations`]) | within migration | mutable |
 //! | `N` | `N` migration | record time range | ingest: non-import updates | scan | mutable |
 //! | `I` | `I` migration update_id | update id | ingest: import updates | scan | immutable |
@@ -101,6 +102,8 @@ pub const TRANSFER_COMMAND: u8 = b't';
 pub const REGISTRY: u8 = b'r';
 /// The coin's total supply (`s`).
 pub const SUPPLY: u8 = b's';
+/// Contracts held without the blob a read shows them with (`b`).
+pub const BLOB_SOUGHT: u8 = b'b';
 /// Record time range per migration and synchronizer.
 pub const SYNCHRONIZER_RANGE: u8 = b'M';
 /// Record time range per migration.
@@ -232,6 +235,7 @@ pub const TABLES: &[Table] = {
         table(TRANSFER_COMMAND, "transfer commands by sender and nonce", ScanWithin { prefix: &[Str, I64] }, false),
         table(REGISTRY, "the registry's contracts by role", Point, false),
         table(SUPPLY, "the coin's total supply", Point, false),
+        table(BLOB_SOUGHT, "contracts waiting for a blob", Scan, false),
         table(SYNCHRONIZER_RANGE, "record time ranges per synchronizer", ScanWithin { prefix: &[I64] }, false),
         table(MIGRATION_RANGE, "record time ranges per migration", Scan, false),
         table(IMPORT_UPDATE, "import updates", Scan, true),

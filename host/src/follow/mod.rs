@@ -212,6 +212,8 @@ impl Options {
             now: now(),
             hosting_lifetime_seconds: self.hosting_lifetime_seconds,
             hosting_lookups: follow::DEFAULT_HOSTING_LOOKUPS,
+            blob_lifetime_seconds: follow::DEFAULT_BLOB_LIFETIME_SECONDS,
+            blob_lookups: follow::DEFAULT_BLOB_LOOKUPS,
         }
     }
 }

@@ -161,7 +161,6 @@ fn client(node: &NativeNode) -> Client {
 }
 
 #[test]
-#[ignore = "open (issue 51): a public follower takes a blob only from the contract endpoints and accept contexts at the time a page is followed, so contracts no endpoint discloses then (closed rounds, votes, licenses, allocations' locked coins) keep none"]
 fn a_public_follower_over_tls_answers_every_read_byte_for_byte_as_a_node_fed_by_ingest() {
     let plan = plan();
     assert!(plan.reads.len() > 4 * UPDATES as usize, "{} reads", plan.reads.len());
@@ -180,9 +179,9 @@ fn a_public_follower_answers_party_hosting_for_every_party_of_the_history_as_a_n
 /// With pages of 20 updates, the contracts created on the first page are disclosed by
 /// no context still live when that page is followed (the transfer instructions of the
 /// page are archived by the end of the history), the external party config state among
-/// them.
+/// them: the follower takes their blobs once caught up, from the endpoints that
+/// disclose them then (the config state from the allocation factory).
 #[test]
-#[ignore = "open (issue 51): with small pages the external party config state is disclosed by no context live when its page is followed, so its blob is never taken"]
 fn a_public_follower_answers_the_same_whatever_its_page_size() {
     assert_same(&client(follower()), &client(small_pages_follower()), &identity_plan());
 }
@@ -267,7 +266,6 @@ fn the_worker_s_cron_follows_the_simulator_over_tls_and_serves_the_same_answers(
 
 /// Depends on `--start current`.
 #[test]
-#[ignore = "open (issue 51): with --start current, the locked coin of a transfer instruction created before the start is never disclosed to the follower, so its contexts answer 503"]
 fn a_follower_started_at_the_current_migration_ends_identical_once_backfilled() {
     let upstream = upstream();
     let dir = tempfile::tempdir().expect("a folder");

@@ -258,7 +258,7 @@ impl Projection for ScanState<'_> {
 
 /// Brings `A` and `F` in line with the record of `contract_id`, a contract of `kind`:
 /// kept while active, removed once archived.
-async fn sync<S: Store>(
+pub(crate) async fn sync<S: Store>(
     stage: &mut Stage<'_, S>,
     kind: Kind,
     contract_id: &str,

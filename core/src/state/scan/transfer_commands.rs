@@ -237,6 +237,32 @@ impl Projection for TransferCommands<'_> {
     }
 }
 
+/// Gives the entry of `contract_id`, a transfer command of `sender` with `nonce`
+/// created at `created_at_micros`, the blob `blob` when it shows none: the entry stays
+/// after the contract is archived, and shows the contract as it was created
+/// ([`crate::state::blobs`]). Whether it changed.
+pub async fn attach_blob<S: Store>(
+    stage: &mut Stage<'_, S>,
+    sender: &str,
+    nonce: i64,
+    created_at_micros: i64,
+    contract_id: &str,
+    blob: &crate::model::update::Blob,
+) -> Result<bool, Error> {
+    let key = key(sender, nonce, created_at_micros, contract_id);
+    let Some(bytes) = stage.get(&key).await? else { return Ok(false) };
+    let unreadable = |e: &dyn core::fmt::Display| {
+        Error::Internal(format!("transfer command {contract_id}: an unreadable status entry: {e}"))
+    };
+    let mut entry: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| unreadable(&e))?;
+    match entry.pointer_mut("/contract/created_event_blob") {
+        Some(held) if held.as_str() == Some("") => *held = serde_json::Value::String(blob.as_str().into()),
+        _ => return Ok(false),
+    }
+    stage.put(key, serde_json::to_vec(&entry).map_err(|e| unreadable(&e))?);
+    Ok(true)
+}
+
 /// `{"contract": C, "status": S}` from the contract's rendering `contract`.
 fn entry(contract: &[u8], status: &Status) -> Result<Vec<u8>, Error> {
     let status = serde_json::to_vec(&status.to_json()).map_err(|e| Error::Internal(format!("{e}")))?;
