@@ -47,7 +47,9 @@
 //! (`R contract_id`) instead of one key per event, and adds the token registry's index
 //! and the coin's total supply ([`crate::state::registry`]): forms a build of version 3
 //! cannot read. Version 5 stores each update once, in its binary form, instead of its
-//! two JSON bodies ([`crate::state::ledger::updates`]).
+//! two JSON bodies ([`crate::state::ledger::updates`]), and keeps the contracts a
+//! follower of the network's public API is still to take a blob for
+//! ([`crate::state::blobs`]), which a store of version 4 lacks.
 
 use alloc::string::String;
 use alloc::vec::Vec;
