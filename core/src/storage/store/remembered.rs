@@ -52,17 +52,17 @@ impl Remembered {
     /// held is forgotten.
     pub fn remember(&mut self, key: &[u8], value: &[u8]) {
         self.forget(key);
-        let cost = cost(key, value);
-        if self.bound == 0 || cost > self.bound / super::MAX_REMEMBERED_SHARE {
+        let charge = cost(key, value);
+        if self.bound == 0 || charge > self.bound / super::MAX_REMEMBERED_SHARE {
             return;
         }
-        while self.held + cost > self.bound {
+        while self.held + charge > self.bound {
             let Some(oldest) = self.order.pop_front() else { break };
             if let Some(value) = self.values.remove(&oldest) {
                 self.held -= cost(&oldest, &value);
             }
         }
-        self.held += cost;
+        self.held += charge;
         self.values.insert(key.to_vec(), value.to_vec());
         self.order.push_back(key.to_vec());
     }
