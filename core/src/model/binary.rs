@@ -53,19 +53,19 @@ impl Writer {
     }
 
     /// Appends a length or a count.
-    pub fn len(&mut self, len: usize) {
-        self.unsigned(len as u64);
+    pub fn count(&mut self, count: usize) {
+        self.unsigned(count as u64);
     }
 
     /// Appends a text: its length, then its bytes.
     pub fn text(&mut self, text: &str) {
-        self.len(text.len());
+        self.count(text.len());
         self.out.extend_from_slice(text.as_bytes());
     }
 
     /// Appends a list of texts.
     pub fn texts(&mut self, texts: &[String]) {
-        self.len(texts.len());
+        self.count(texts.len());
         texts.iter().for_each(|text| self.text(text));
     }
 
@@ -130,14 +130,14 @@ impl<'a> Reader<'a> {
 
     /// Takes a length or a count: no more than the bytes left, as every item takes at
     /// least one, so a corrupt count never reserves more memory than the form's size.
-    pub fn len(&mut self) -> Option<usize> {
+    pub fn count(&mut self) -> Option<usize> {
         let len = usize::try_from(self.unsigned()?).ok()?;
         (len <= self.bytes.len()).then_some(len)
     }
 
     /// Takes a text, borrowed from the form.
     pub fn str(&mut self) -> Option<&'a str> {
-        let len = self.len()?;
+        let len = self.count()?;
         let (text, rest) = self.bytes.split_at_checked(len)?;
         self.bytes = rest;
         core::str::from_utf8(text).ok()
@@ -150,7 +150,7 @@ impl<'a> Reader<'a> {
 
     /// Takes a list of texts.
     pub fn texts(&mut self) -> Option<Vec<String>> {
-        let len = self.len()?;
+        let len = self.count()?;
         (0..len).map(|_| self.text()).collect()
     }
 
@@ -225,7 +225,7 @@ mod tests {
         assert_eq!(Reader::new(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]).unsigned(), None);
         assert_eq!(Reader::new(&[5, b'a']).str(), None, "a text longer than what is left");
         assert_eq!(Reader::new(&[2, 0xc3, 0x28]).str(), None, "not UTF-8");
-        assert_eq!(Reader::new(&[200, 1]).len(), None, "a count beyond the bytes left");
+        assert_eq!(Reader::new(&[200, 1]).count(), None, "a count beyond the bytes left");
         assert_eq!(Reader::new(&[2]).flag(), None);
         assert_eq!(Reader::new(&[2]).optional_text(), None);
     }

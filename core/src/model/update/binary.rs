@@ -114,12 +114,12 @@ fn read_event_id(input: &mut Reader<'_>, update_id: &str) -> Option<String> {
 }
 
 fn write_event_ids(out: &mut Writer, update_id: &str, ids: &[String]) {
-    out.len(ids.len());
+    out.count(ids.len());
     ids.iter().for_each(|id| write_event_id(out, update_id, id));
 }
 
 fn read_event_ids(input: &mut Reader<'_>, update_id: &str) -> Option<Vec<String>> {
-    let len = input.len()?;
+    let len = input.count()?;
     (0..len).map(|_| read_event_id(input, update_id)).collect()
 }
 
@@ -145,7 +145,7 @@ impl Transaction {
         out.text(&self.synchronizer_id);
         out.signed(self.effective_at.micros());
         write_event_ids(out, id, &self.root_event_ids);
-        out.len(self.events_by_id.len());
+        out.count(self.events_by_id.len());
         for (event_id, event) in &self.events_by_id {
             write_event_id(out, id, event_id);
             match event {
@@ -171,7 +171,7 @@ impl Transaction {
         let effective_at = read_time(input)?;
         let root_event_ids = read_event_ids(input, &update_id)?;
         let mut events_by_id = BTreeMap::new();
-        for _ in 0..input.len()? {
+        for _ in 0..input.count()? {
             let event_id = read_event_id(input, &update_id)?;
             let event = match input.byte()? {
                 CREATED => Event::Created(CreatedEvent::read_binary_fields(input, event_id.clone())?),

@@ -71,7 +71,7 @@ impl Value {
             }
             Value::List(elements) => {
                 out.byte(LIST);
-                out.len(elements.len());
+                out.count(elements.len());
                 elements.iter().for_each(|element| element.write_binary(out));
             }
             Value::Optional(None) => out.byte(NONE),
@@ -81,7 +81,7 @@ impl Value {
             }
             Value::TextMap(entries) => {
                 out.byte(TEXT_MAP);
-                out.len(entries.len());
+                out.count(entries.len());
                 for (key, value) in entries {
                     out.text(key);
                     value.write_binary(out);
@@ -89,7 +89,7 @@ impl Value {
             }
             Value::GenMap(entries) => {
                 out.byte(GEN_MAP);
-                out.len(entries.len());
+                out.count(entries.len());
                 for (key, value) in entries {
                     key.write_binary(out);
                     value.write_binary(out);
@@ -144,18 +144,18 @@ impl Value {
             }
             ENUM => Value::Enum(input.text()?),
             LIST => {
-                let len = input.len()?;
+                let len = input.count()?;
                 Value::List((0..len).map(|_| Value::read_binary(input)).collect::<Option<_>>()?)
             }
             NONE => Value::Optional(None),
             SOME => Value::Optional(Some(Box::new(Value::read_binary(input)?))),
             TEXT_MAP => {
-                let len = input.len()?;
+                let len = input.count()?;
                 let entries = (0..len).map(|_| Some((input.text()?, Value::read_binary(input)?)));
                 Value::TextMap(entries.collect::<Option<_>>()?)
             }
             GEN_MAP => {
-                let len = input.len()?;
+                let len = input.count()?;
                 let entries = (0..len).map(|_| Some((Value::read_binary(input)?, Value::read_binary(input)?)));
                 Value::GenMap(entries.collect::<Option<_>>()?)
             }
@@ -182,7 +182,7 @@ impl Value {
 impl Record {
     /// Appends the field count, then each field's label and value.
     fn write_fields(&self, out: &mut Writer) {
-        out.len(self.fields.len());
+        out.count(self.fields.len());
         for field in &self.fields {
             out.text(&field.label);
             field.value.write_binary(out);
@@ -190,7 +190,7 @@ impl Record {
     }
 
     fn read_fields(input: &mut Reader<'_>) -> Option<Record> {
-        let len = input.len()?;
+        let len = input.count()?;
         let fields: Vec<Field> = (0..len)
             .map(|_| Some(Field { label: input.text()?, value: Value::read_binary(input)? }))
             .collect::<Option<_>>()?;

@@ -43,7 +43,7 @@ use crate::model::value::Encoding;
 use crate::storage::keys::{self, Key};
 use crate::storage::store::Store;
 
-/// The kind byte that ends the stored body of a transaction ([`body_key`]).
+/// The kind byte that ends a rendered body of a transaction ([`bodies`]).
 pub const TRANSACTION: u8 = 0;
 const REASSIGNMENT: u8 = 1;
 
