@@ -79,16 +79,6 @@ impl Update {
         };
         input.at_end().then_some(update)
     }
-
-    /// Whether a binary form holds a transaction (rather than a reassignment), read
-    /// from its head alone.
-    pub fn binary_is_transaction(bytes: &[u8]) -> Option<bool> {
-        match bytes {
-            [FORM_VERSION, TRANSACTION, ..] => Some(true),
-            [FORM_VERSION, REASSIGNMENT, ..] => Some(false),
-            _ => None,
-        }
-    }
 }
 
 /// Appends an event id, relative to `update_id` when it is `<update_id>:<n>`.
@@ -336,7 +326,6 @@ mod tests {
         fn every_update_reads_back_as_written_but_for_its_blobs(update in any_update()) {
             let form = update.to_binary();
             prop_assert_eq!(Update::from_binary(&form), Some(without_blobs(update.clone())));
-            prop_assert_eq!(Update::binary_is_transaction(&form), Some(update.as_transaction().is_some()));
         }
 
         #[test]
@@ -374,7 +363,6 @@ mod tests {
         let mut other = form.clone();
         other[0] = FORM_VERSION + 1;
         assert_eq!(Update::from_binary(&other), None);
-        assert_eq!(Update::binary_is_transaction(&other), None);
         other[0] = FORM_VERSION;
         other[1] = 7;
         assert_eq!(Update::from_binary(&other), None);
