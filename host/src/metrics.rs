@@ -71,21 +71,35 @@ pub struct Compaction {
     pub seconds: f64,
 }
 
-/// Where the store's compaction figures come from.
-struct CompactionSource(Box<dyn Fn() -> Compaction + Send + Sync>);
+/// Where figures read at each scrape come from (the store's compactions, the body
+/// cache), once the node has set it.
+struct Source<T>(std::sync::Mutex<Option<Box<dyn Fn() -> T + Send + Sync>>>);
 
-impl std::fmt::Debug for CompactionSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CompactionSource")
+impl<T> Source<T> {
+    fn new() -> Self {
+        Source(std::sync::Mutex::new(None))
+    }
+
+    fn set(&self, read: impl Fn() -> T + Send + Sync + 'static) {
+        if let Ok(mut source) = self.0.lock() {
+            *source = Some(Box::new(read));
+        }
+    }
+
+    /// Reads the figures and hands them to `record`, under the source's lock, so two
+    /// scrapes at once record one after the other; nothing before the source is set.
+    fn record(&self, record: impl FnOnce(T)) {
+        if let Ok(source) = self.0.lock()
+            && let Some(read) = source.as_ref()
+        {
+            record(read());
+        }
     }
 }
 
-/// Where the body cache's figures come from.
-struct BodyCacheSource(Box<dyn Fn() -> crate::bodies::Stats + Send + Sync>);
-
-impl std::fmt::Debug for BodyCacheSource {
+impl<T> std::fmt::Debug for Source<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("BodyCacheSource")
+        f.write_str("Source")
     }
 }
 
@@ -140,7 +154,7 @@ pub struct Metrics {
     compactions_active: Gauge,
     compaction_time: Seconds,
     /// Where the store's compaction figures come from, if the store compacts.
-    compaction: std::sync::Mutex<Option<CompactionSource>>,
+    compaction: Source<Compaction>,
     /// The store directory whose size is reported, if the node has one.
     store_dir: std::sync::Mutex<Option<PathBuf>>,
     body_cache_hits: Counter,
@@ -148,7 +162,7 @@ pub struct Metrics {
     body_cache_bytes: Gauge,
     body_cache_limit: Gauge,
     /// Where the body cache's figures come from, once the node has set it.
-    body_cache: std::sync::Mutex<Option<BodyCacheSource>>,
+    body_cache: Source<crate::bodies::Stats>,
 }
 
 impl Default for Metrics {
@@ -203,13 +217,13 @@ impl Metrics {
             compactions: Gauge::default(),
             compactions_active: Gauge::default(),
             compaction_time: Seconds::default(),
-            compaction: std::sync::Mutex::new(None),
+            compaction: Source::new(),
             store_dir: std::sync::Mutex::new(None),
             body_cache_hits: Counter::default(),
             body_cache_misses: Counter::default(),
             body_cache_bytes: Gauge::default(),
             body_cache_limit: Gauge::default(),
-            body_cache: std::sync::Mutex::new(None),
+            body_cache: Source::new(),
         };
         let m = &metrics;
         let r = &mut registry;
@@ -381,22 +395,19 @@ impl Metrics {
 
     /// Reports the body cache's figures as `source` reads them.
     pub fn set_body_cache_source(&self, source: impl Fn() -> crate::bodies::Stats + Send + Sync + 'static) {
-        if let Ok(mut body_cache) = self.body_cache.lock() {
-            *body_cache = Some(BodyCacheSource(Box::new(source)));
-        }
+        self.body_cache.set(source);
     }
 
     /// Reads the body cache's figures into its metrics. Its counts only grow, and the
     /// counters are brought up to them under the source's lock, so two scrapes at once
     /// count nothing twice.
     fn read_body_cache(&self) {
-        let Ok(source) = self.body_cache.lock() else { return };
-        let Some(read) = source.as_ref() else { return };
-        let stats = (read.0)();
-        self.body_cache_hits.inc_by(stats.hits.saturating_sub(self.body_cache_hits.get()));
-        self.body_cache_misses.inc_by(stats.misses.saturating_sub(self.body_cache_misses.get()));
-        self.body_cache_bytes.set(i64::try_from(stats.bytes).unwrap_or(i64::MAX));
-        self.body_cache_limit.set(i64::try_from(stats.bound).unwrap_or(i64::MAX));
+        self.body_cache.record(|stats| {
+            self.body_cache_hits.inc_by(stats.hits.saturating_sub(self.body_cache_hits.get()));
+            self.body_cache_misses.inc_by(stats.misses.saturating_sub(self.body_cache_misses.get()));
+            self.body_cache_bytes.set(i64::try_from(stats.bytes).unwrap_or(i64::MAX));
+            self.body_cache_limit.set(i64::try_from(stats.bound).unwrap_or(i64::MAX));
+        });
     }
 
     /// Reports the size of `dir` as the store's size on disk.
@@ -408,9 +419,7 @@ impl Metrics {
 
     /// Reports the store's compactions as `source` reads them.
     pub fn set_compaction_source(&self, source: impl Fn() -> Compaction + Send + Sync + 'static) {
-        if let Ok(mut compaction) = self.compaction.lock() {
-            *compaction = Some(CompactionSource(Box::new(source)));
-        }
+        self.compaction.set(source);
     }
 
     /// The metrics in the Prometheus text format (version 0.0.4, [`CONTENT_TYPE`]),
@@ -420,13 +429,11 @@ impl Metrics {
         if let Some(dir) = dir {
             self.store_bytes.set(i64::try_from(directory_bytes(&dir)).unwrap_or(i64::MAX));
         }
-        if let Some(compaction) =
-            self.compaction.lock().ok().as_deref().and_then(|source| source.as_ref().map(|read| (read.0)()))
-        {
+        self.compaction.record(|compaction| {
             self.compactions.set(i64::try_from(compaction.completed).unwrap_or(i64::MAX));
             self.compactions_active.set(i64::try_from(compaction.active).unwrap_or(i64::MAX));
             self.compaction_time.set(compaction.seconds);
-        }
+        });
         self.read_body_cache();
         if let Some((resident, anonymous)) = process_memory() {
             self.memory_resident.set(resident);
