@@ -6,8 +6,8 @@
 //! space. An LSM tree takes them in order of arrival: a write batch is appended to a
 //! journal and applied to an in-memory table, which is written out sorted when full and
 //! merged into the levels below in the background, so no write waits for a random
-//! read of the index, however large the store. Values of 512 bytes or more (update
-//! bodies, contract records) are LZ4-compressed by the writer before its batch is
+//! read of the index, however large the store. Values of 512 bytes or more (updates'
+//! stored forms, contract records) are LZ4-compressed by the writer before its batch is
 //! committed (`lsm/values.rs`), so the journal, the in-memory table and the blob files
 //! all hold a third of the raw bytes, and fjall's one background thread, which also
 //! merges, compresses nothing. Stored values over [`SEPARATION_BYTES`] are kept apart
@@ -84,8 +84,8 @@ const LAYOUT_KEY: &[u8] = b"version";
 
 /// Block cache of the key index, of small values and of blobs when serving:
 /// anonymous memory the process holds whatever the size of the store (blob files are
-/// read through the system's page cache). With the row cache, `serve` peaks at about
-/// 190 MB holding 1,000,000 updates under the benchmark's load (205 MB with 64 MiB).
+/// read through the system's page cache). With the row cache and the body cache,
+/// `serve` peaked at 196 MB holding 1,000,000 updates under the benchmark's load.
 const SERVE_CACHE_BYTES: u64 = 48 * 1024 * 1024;
 
 /// Row cache when serving ([`Rows`]): values read by key, whole. An update is stored
