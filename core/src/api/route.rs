@@ -382,6 +382,15 @@ impl Route {
         }
     }
 
+    /// Whether the route only reads, in a number of store calls that is fixed whatever
+    /// the history holds: the scan reads, the token standard registry's calls and the
+    /// v2 choice contexts (the store-read tests hold each to its count). A host may
+    /// answer such a request on the thread that read it, as it answers a GET, rather
+    /// than hand it to a pool: it takes tens of microseconds, less than the handoff.
+    pub fn reads_a_fixed_amount(&self) -> bool {
+        matches!(self, Route::Scan(_) | Route::Registry(_) | Route::ChoiceContext { .. })
+    }
+
     /// The route's [`Class`]: a host that runs requests side by side gives each class
     /// capacity of its own, so that pages never hold up the wallet or the registry.
     pub fn class(&self) -> Class {
@@ -1171,6 +1180,36 @@ mod tests {
             (Method::Get, "/v2/updates/abc"),
         ] {
             assert_eq!(class(method, path), Ok(Class::Interactive), "{path}");
+        }
+    }
+
+    #[test]
+    fn only_the_scan_reads_and_the_registry_read_a_fixed_amount() {
+        let fixed = |method: Method, path: &str| Route::parse(&method, path, "coin").map(|r| r.reads_a_fixed_amount());
+        for (method, path) in [
+            (Method::Post, "/registry/transfer-instruction/v2/00ab/choice-contexts/reject"),
+            (Method::Post, "/registry/transfer-instruction/v1/00ab/choice-contexts/accept"),
+            (Method::Post, "/registry/transfer-instruction/v1/transfer-factory"),
+            (Method::Post, "/registry/allocation-instruction/v1/allocation-factory"),
+            (Method::Get, "/registry/metadata/v1/info"),
+            (Method::Post, "/v0/open-and-issuing-mining-rounds"),
+            (Method::Post, "/v0/coin-rules"),
+            (Method::Get, "/v0/dso"),
+        ] {
+            assert_eq!(fixed(method, path), Ok(true), "{path}");
+        }
+        // Writes, pages and batches go to a host's pool.
+        for (method, path) in [
+            (Method::Post, "/v0/wallet/buy-traffic-requests"),
+            (Method::Post, "/v0/wallet/buy-traffic-requests/t/status"),
+            (Method::Post, "/v0/admin/ingest"),
+            (Method::Post, "/v0/admin/reset"),
+            (Method::Post, "/v0/admin/tick"),
+            (Method::Post, "/v2/updates"),
+            (Method::Post, "/v0/backfilling/updates-before"),
+            (Method::Post, "/v0/admin/export/state"),
+        ] {
+            assert_eq!(fixed(method, path), Ok(false), "{path}");
         }
     }
 

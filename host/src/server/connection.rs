@@ -405,12 +405,12 @@ fn method_label(method: &hyper::Method) -> &'static str {
     }
 }
 
-/// The [`Class`] of a request, from the core's routing (with the default currency
-/// word, as [`ledger_node_core::body_limit`] routes: the word spells only a GET path). A
-/// path that does not route is answered at once, as interactive.
-fn class(method: &str, path: &str) -> Class {
+/// The core's route of a request (with the default currency word, as
+/// [`ledger_node_core::body_limit`] routes: the word spells only a GET path); `None` for
+/// a path that does not route, which is answered at once, as interactive.
+fn route(method: &str, path: &str) -> Option<Route> {
     let method = ledger_node_core::Method::parse(method);
-    Route::parse(&method, path, ledger_node_core::model::config::DEFAULT_COIN).map_or(Class::Interactive, |r| r.class())
+    Route::parse(&method, path, ledger_node_core::model::config::DEFAULT_COIN).ok()
 }
 
 async fn translate_and_handle(
@@ -425,7 +425,8 @@ async fn translate_and_handle(
     }
     let method = parts.method.as_str().to_owned();
     let path = parts.uri.path().to_owned();
-    let class = class(&method, &path);
+    let route = route(&method, &path);
+    let class = route.as_ref().map_or(Class::Interactive, Route::class);
     // A request without a body (most GETs) has nothing to read.
     let body = if hyper::body::Body::is_end_stream(&body) {
         Some(Vec::new())
@@ -473,7 +474,7 @@ async fn translate_and_handle(
         .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
         .collect();
     let request = host::Request { method, path, query: parts.uri.query().unwrap_or("").to_owned(), headers, body };
-    let (request, response, held) = if is_light(&request) {
+    let (request, response, held) = if is_light(&request, route.as_ref()) {
         let response = inline(|| shared.node.serve(&request))?;
         let Some(held) = hold_answer(shared, Held::none(&shared.budget), &response).await else {
             return Ok(busy(shared, &answers_held(shared)));
@@ -612,14 +613,19 @@ fn ambiguous_head(headers: &hyper::HeaderMap) -> Option<String> {
 }
 
 /// Whether `request` is answered on the thread that read it rather than on the blocking
-/// pool: a GET (or HEAD) without a body. Every such route answers from a bounded number
-/// of store reads (the store-read budget tests hold each one to its count), in tens of
-/// microseconds, which is less than handing the call to another thread and back costs;
-/// the handoff halved the node's rate on them. A request with a body (an ingest, a
-/// stream page, a wallet request, a choice context) can take milliseconds to seconds,
-/// and goes to the pool, in the slots of its route's [`Class`].
-fn is_light(request: &host::Request) -> bool {
-    matches!(request.method.as_str(), "GET" | "HEAD") && request.body.as_ref().is_some_and(Vec::is_empty)
+/// pool: a GET (or HEAD) without a body, or a call of a route that only reads a fixed
+/// amount ([`Route::reads_a_fixed_amount`]: the scan reads, the registry's calls and
+/// choice contexts) whose body was read whole. Every such route answers from a bounded
+/// number of store reads (the store-read budget tests hold each one to its count), in
+/// tens of microseconds, which is less than handing the call to another thread and back
+/// costs; the handoff halved the node's rate on GETs, and on the registry's reject
+/// context it took a sixth of the process's time in thread switches. Any other request
+/// with a body (an ingest, a stream page, a wallet request) can write or take
+/// milliseconds to seconds, and goes to the pool, in the slots of its route's [`Class`].
+fn is_light(request: &host::Request, route: Option<&Route>) -> bool {
+    let Some(body) = &request.body else { return false };
+    (matches!(request.method.as_str(), "GET" | "HEAD") && body.is_empty())
+        || route.is_some_and(Route::reads_a_fixed_amount)
 }
 
 /// Why a body could not be read.
@@ -683,4 +689,36 @@ fn error_response(status: u16, message: &str) -> HttpResponse {
 fn closing(mut response: HttpResponse) -> HttpResponse {
     response.headers_mut().insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn light(method: &str, path: &str, body: Option<&[u8]>) -> bool {
+        let request = host::Request {
+            method: method.into(),
+            path: path.into(),
+            query: String::new(),
+            headers: Vec::new(),
+            body: body.map(<[u8]>::to_vec),
+        };
+        is_light(&request, route(method, path).as_ref())
+    }
+
+    #[test]
+    fn gets_and_fixed_reads_are_answered_inline_and_writes_and_pages_go_to_the_pool() {
+        assert!(light("GET", "/v2/updates/00ab", Some(b"")));
+        assert!(light("GET", "/no/such/route", Some(b"")));
+        assert!(light("POST", "/registry/transfer-instruction/v2/00ab/choice-contexts/reject", Some(b"{}")));
+        assert!(light("POST", "/api/scan/v0/open-and-issuing-mining-rounds", Some(b"{}")));
+        assert!(!light("GET", "/v2/updates/00ab", Some(b"x")), "a GET with a body");
+        assert!(
+            !light("POST", "/registry/transfer-instruction/v1/transfer-factory", None),
+            "a body refused as too long"
+        );
+        for path in ["/v0/wallet/buy-traffic-requests", "/v0/admin/ingest", "/v2/updates", "/v0/admin/reset"] {
+            assert!(!light("POST", path, Some(b"{}")), "{path}");
+        }
+    }
 }
