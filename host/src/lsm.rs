@@ -87,7 +87,7 @@ const LAYOUT_KEY: &[u8] = b"version";
 /// Block cache of the key index, of small values and of blobs when serving:
 /// anonymous memory the process holds whatever the size of the store (blob files are
 /// read through the system's page cache). With the row cache and the body cache,
-/// `serve` peaked at 196 MB holding 1,000,000 updates under the benchmark's load.
+/// `serve` peaked at 166 MB holding 1,000,000 updates under the benchmark's load.
 const SERVE_CACHE_BYTES: u64 = 48 * 1024 * 1024;
 
 /// Row cache when serving ([`Rows`]): values read by key, whole. An update is stored

@@ -474,12 +474,12 @@ async fn translate_and_handle(
         .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
         .collect();
     let request = host::Request { method, path, query: parts.uri.query().unwrap_or("").to_owned(), headers, body };
-    let (request, response, held) = if is_light(&request, route.as_ref()) {
+    let (response, held) = if is_light(&request, route.as_ref()) {
         let response = inline(|| shared.node.serve(&request))?;
         let Some(held) = hold_answer(shared, Held::none(&shared.budget), &response).await else {
             return Ok(busy(shared, &answers_held(shared)));
         };
-        (request, response, held)
+        (response, held)
     } else {
         // The class's slot is held until the answer has its room in the budget, so
         // that at most one rendered answer per slot waits outside it.
@@ -506,21 +506,18 @@ async fn translate_and_handle(
             Class::Interactive => (shared.calls(class).acquire().await?, Held::none(&shared.budget)),
         };
         let node = Arc::clone(&shared.node);
-        let (request, response) = tokio::task::spawn_blocking(move || {
-            let response = node.serve(&request);
-            response.map(|response| (request, response))
-        })
-        .await
-        .map_err(|e| anyhow::anyhow!("a component call panicked: {e}"))??;
+        let response = tokio::task::spawn_blocking(move || node.serve(&request))
+            .await
+            .map_err(|e| anyhow::anyhow!("a component call panicked: {e}"))??;
         let Some(held) = hold_answer(shared, reserved, &response).await else {
             return Ok(busy(shared, &answers_held(shared)));
         };
-        (request, response, held)
+        (response, held)
     };
     if let Some(log) = &response.log {
         tracing::warn!(request_id = %id, status = response.status, cause = %log, "the node reported a failure");
     }
-    if class == Class::Bulk && is_ingest(&request) {
+    if route == Some(Route::AdminIngest) {
         count_ingest(shared, &response);
     }
     let mut builder = hyper::Response::builder().status(response.status);
@@ -528,12 +525,6 @@ async fn translate_and_handle(
         builder = builder.header(name, value);
     }
     Ok(builder.body(Answer::new(response.body, held))?)
-}
-
-/// Whether `request` is an ingest batch (`POST /v0/admin/ingest`).
-fn is_ingest(request: &host::Request) -> bool {
-    let method = ledger_node_core::Method::parse(&request.method);
-    Route::parse(&method, &request.path, ledger_node_core::model::config::DEFAULT_COIN) == Ok(Route::AdminIngest)
 }
 
 /// Counts an ingest batch's answer: what it applied, or that it was refused. A request
