@@ -111,6 +111,7 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         if self.public || texts.iter().any(|text| super::labels::unlabelled(text.get())) {
             texts = self.labelled(path, body, texts, api).await?;
         }
+        let texts = texts.into_iter().map(on_one_line);
         let mut line = Vec::new();
         texts
             .into_iter()
@@ -366,6 +367,16 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
     }
 }
 
+/// `text` on one line, since an ingest batch is a record a line. A JSON text breaks lines
+/// only between its tokens (a string holds its line breaks escaped), and a space there
+/// reads the same; an upstream that answers indented JSON is followed like any other.
+fn on_one_line(text: Box<RawValue>) -> Box<RawValue> {
+    if !text.get().contains(['\n', '\r']) {
+        return text;
+    }
+    RawValue::from_string(text.get().replace(['\n', '\r'], " ")).unwrap_or(text)
+}
+
 /// The `update_id` of an item, empty when it has none (the parsers name that).
 fn update_id(text: &RawValue) -> String {
     #[derive(serde::Deserialize)]
@@ -454,5 +465,15 @@ mod tests {
         let repeated = r#"{"offset":"1","update_id":"u1","offset":"2","update_id":"u2"}"#;
         assert_eq!(without_offset(item(repeated)).get(), r#"{"update_id":"u1","offset":"2","update_id":"u2"}"#);
         assert_eq!(without_offset(item("[1, 2]")).get(), "[1, 2]");
+    }
+
+    #[test]
+    fn an_item_is_put_on_one_line_and_its_strings_are_kept() {
+        let indented = "{\r\n  \"update_id\": \"u\\n1\",\n  \"events\": [\n    1\n  ]\n}";
+        let flat = on_one_line(item(indented));
+        assert!(!flat.get().contains(['\n', '\r']), "{}", flat.get());
+        let read = |text: &str| serde_json::from_str::<serde_json::Value>(text).expect("JSON");
+        assert_eq!(read(flat.get()), read(indented));
+        assert_eq!(on_one_line(item(r#"{"a":1}"#)).get(), r#"{"a":1}"#);
     }
 }

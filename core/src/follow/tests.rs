@@ -494,6 +494,22 @@ impl<F: Fn(&Request, Response) -> Response> Link for Hostile<'_, F> {
     }
 }
 
+#[test]
+fn an_upstream_that_answers_indented_json_is_followed_the_same() {
+    let upstream = upstream();
+    let indented = Hostile::new(&upstream, 1_000, |_, mut real| {
+        if let Ok(value) = serde_json::from_slice::<Value>(&real.body) {
+            real.body = serde_json::to_vec_pretty(&value).expect("JSON");
+        }
+        real
+    });
+    let follower = Node::new();
+    let report = block_on(sync(&indented, &follower, &Limits::default())).expect("following");
+    assert!(report.caught_up);
+    assert_eq!(report.summary.applied.update, 6);
+    assert_same(&upstream, &follower);
+}
+
 fn request_json(request: &Request) -> Value {
     match &request.body {
         Body::Complete(body) if !body.is_empty() => serde_json::from_slice(body).expect("a JSON body"),
