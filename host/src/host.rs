@@ -16,5 +16,5 @@ pub mod runner;
 pub mod store_import;
 
 pub use bindings::exports::ledger::node::handler::{Request, Response, TickReport};
-pub use runner::{COMPONENT, IDLE_INSTANCES, Instance, Node, Options, POOLED_MEMORY_LIMIT, engine};
+pub use runner::{COMPONENT, IDLE_INSTANCES, IDLE_MEMORY_BYTES, Instance, Node, Options, POOLED_MEMORY_LIMIT, engine};
 pub use store_import::StoreCalls;

@@ -125,6 +125,7 @@ pub struct Metrics {
     connections_accept_failed: Counter,
     connections_cut: Family<CutLabels, Counter>,
     instances_idle: Gauge,
+    instances_idle_memory: Gauge,
     instances_busy: Gauge,
     instances_dropped: Counter,
     ingest_updates: Counter,
@@ -189,6 +190,7 @@ impl Metrics {
             connections_accept_failed: Counter::default(),
             connections_cut: Family::default(),
             instances_idle: Gauge::default(),
+            instances_idle_memory: Gauge::default(),
             instances_busy: Gauge::default(),
             instances_dropped: Counter::default(),
             ingest_updates: Counter::default(),
@@ -256,10 +258,16 @@ impl Metrics {
             m.connections_cut.clone(),
         );
         r.register("instances_idle", "Component instances idle in the pool", m.instances_idle.clone());
+        r.register_with_unit(
+            "instances_idle_memory",
+            "Linear memory the idle component instances hold together",
+            Unit::Bytes,
+            m.instances_idle_memory.clone(),
+        );
         r.register("instances_busy", "Component instances serving a request", m.instances_busy.clone());
         r.register(
             "instances_dropped",
-            "Component instances dropped after a request because their memory grew past the pooling limit",
+            "Component instances dropped after a request because their memory grew past the pooling limit or the pool had no room for them",
             m.instances_dropped.clone(),
         );
         r.register("ingest_updates", "Updates applied by ingest batches", m.ingest_updates.clone());
@@ -467,9 +475,10 @@ impl Metrics {
         self.connections_waited.inc();
     }
 
-    /// The pool holds `idle` instances.
-    pub fn instances_idle(&self, idle: usize) {
+    /// The pool holds `idle` instances, with `bytes` of linear memory together.
+    pub fn instances_idle(&self, idle: usize, bytes: usize) {
         self.instances_idle.set(i64::try_from(idle).unwrap_or(i64::MAX));
+        self.instances_idle_memory.set(i64::try_from(bytes).unwrap_or(i64::MAX));
     }
 
     /// An instance is serving a request until the returned guard is dropped.
@@ -478,7 +487,7 @@ impl Metrics {
         BusyInstance(&self.instances_busy)
     }
 
-    /// An instance was dropped for its memory.
+    /// An instance was dropped for its memory, or for want of room in the pool.
     pub fn instance_dropped(&self) {
         self.instances_dropped.inc();
     }

@@ -27,7 +27,8 @@
 //!   of pages never makes a wallet request wait for a slot. A GET without a body, a
 //!   bounded number of store reads, runs on the connection's own thread: handing it
 //!   to the pool and back would cost more than the call. An instance whose memory grew
-//!   past a bound is dropped after its request ([`Node::checkin`]).
+//!   past a bound, or for which the pool has no room, is dropped after its request
+//!   ([`Node::checkin`]).
 //! - **Answers in memory** ([`Limits::response_budget`], 256 MiB by default;
 //!   `server/answer.rs`): a rendered answer of more than 64 KiB holds its size in one
 //!   node-wide budget until the socket has taken it, and is written out in 64 KiB

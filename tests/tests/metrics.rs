@@ -261,6 +261,7 @@ fn metrics_count_requests_by_route_template_and_pass_promtool() {
     assert!(value(&samples, "ledger_node_store_disk_bytes") > 0.0);
     assert!(value(&samples, "ledger_node_process_resident_memory_bytes") > 0.0);
     assert!(value(&samples, "ledger_node_instances_idle") >= 1.0);
+    assert!(value(&samples, "ledger_node_instances_idle_memory_bytes") > 1_000_000.0);
     assert_eq!(value(&samples, "ledger_node_instances_busy"), 0.0);
     // The storage check remembered and recalled through the body cache, and its last
     // range delete forgot everything; the update read after it was rendered and kept.

@@ -384,28 +384,49 @@ fn connections_beyond_the_cap_wait_and_are_served_when_one_closes() {
 }
 
 #[test]
-fn an_instance_that_grew_on_a_large_body_is_dropped_not_pooled() {
-    use ledger_node::backend::MemoryBackend;
-    use ledger_node::host::{self, Node, Options, Request};
-    let backend = std::sync::Arc::new(MemoryBackend::new());
-    let node = Node::new(&host::engine().expect("an engine"), backend, Options::default()).expect("a node");
-    let request = |method: &str, path: &str, body: Vec<u8>| Request {
-        method: method.into(),
-        path: path.into(),
+fn instances_that_grew_go_back_to_the_pool_within_its_memory_bound() {
+    use ledger_node::host::{self, Request};
+    let node = node_with_history(1_200);
+    let page = |size: u32| Request {
+        method: "POST".into(),
+        path: "/v2/updates".into(),
         query: String::new(),
-        headers: Vec::new(),
-        body: Some(body),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: Some(format!(r#"{{"page_size":{size}}}"#).into_bytes()),
     };
-    assert_eq!(node.serve(&request("GET", "/version", Vec::new())).expect("served").status, 200);
-    assert_eq!(node.idle_instances(), 1, "a small request's instance goes back to the pool");
-    let mut instance = node.checkout().expect("the pooled instance");
-    // Just under the 1 MiB body limit: a JSON string the component reads whole.
-    let large = format!(r#"{{"migration_id":0,"x":"{}"}}"#, "a".repeat(1_000_000)).into_bytes();
-    let before = instance.memory_bytes();
-    let response = instance.serve(&request("POST", "/v0/backfilling/migration-info", large)).expect("served");
-    assert!(instance.memory_bytes() > host::POOLED_MEMORY_LIMIT, "grew from {before} to {}", instance.memory_bytes());
+    let fresh = || node.instance().expect("a fresh instance");
+    let serve = |instance: &mut host::Instance, request: &Request| {
+        assert_eq!(instance.serve(request).expect("served").status, 200);
+    };
+    let before = node.idle_instances();
+
+    // A page of 100 grows an instance past 2 MiB; it is pooled, so the next page does not
+    // fault a fresh instance's memory in again.
+    let mut instance = fresh();
+    serve(&mut instance, &page(100));
+    let grown = instance.memory_bytes();
+    assert!(grown > 2 * 1024 * 1024 && grown <= host::POOLED_MEMORY_LIMIT, "a page of 100 grew it to {grown}");
     node.checkin(instance);
-    assert_eq!(node.idle_instances(), 0, "answered {}; the grown instance was pooled", response.status);
+    assert_eq!(node.idle_instances(), before + 1, "the instance that served a page of 100 was dropped");
+
+    // A page of 1,000 grows one past the limit: dropped, its memory with it.
+    let mut instance = fresh();
+    serve(&mut instance, &page(1_000));
+    assert!(instance.memory_bytes() > host::POOLED_MEMORY_LIMIT, "grew to {}", instance.memory_bytes());
+    node.checkin(instance);
+    assert_eq!(node.idle_instances(), before + 1, "an instance past the limit was pooled");
+
+    // Instances of pages of 500 (each under the limit) are pooled only while the idle
+    // instances' memory together stays within the bound.
+    for _ in 0..8 {
+        let mut instance = fresh();
+        serve(&mut instance, &page(500));
+        assert!(instance.memory_bytes() <= host::POOLED_MEMORY_LIMIT, "grew to {}", instance.memory_bytes());
+        node.checkin(instance);
+        assert!(node.idle_memory_bytes() <= host::IDLE_MEMORY_BYTES, "idle: {} bytes", node.idle_memory_bytes());
+    }
+    let idle = node.idle_instances();
+    assert!(idle > before + 1 && idle < before + 1 + 8, "{idle} idle: the bound kept all or none of them");
 }
 
 // Issue 44: answers held in memory, the connection cap held by keep-alive connections,

@@ -101,13 +101,19 @@ pub struct Node {
 /// Most idle instances a node keeps for reuse.
 pub const IDLE_INSTANCES: usize = 16;
 
-/// Largest linear memory of an instance that goes back to the pool. A linear memory
-/// never shrinks, so an instance that grew past this (a large request body, a large
-/// answer) is dropped after its request, and the process holds no more memory than
-/// before it: the pool holds at most [`IDLE_INSTANCES`] times this. An instance
-/// that served the usual requests holds a little over 1 MiB; one that read a body of
-/// half a megabyte or more, or rendered an answer as large, is past it.
-pub const POOLED_MEMORY_LIMIT: usize = 2 * 1024 * 1024;
+/// Most linear memory the idle instances hold together. A linear memory never shrinks,
+/// so an idle instance holds the most it ever needed; this bounds what the pool pins
+/// between requests, whatever the requests were. An instance that served the usual
+/// requests holds about 1.4 MiB, so sixteen of them fit.
+pub const IDLE_MEMORY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Largest linear memory of an instance that goes back to the pool: a quarter of
+/// [`IDLE_MEMORY_BYTES`], so that a few large instances never crowd out the rest. An
+/// instance that rendered a stream page of 100 updates (about 500 KB) holds 2.6 MiB
+/// and is kept, so the next page does not fault a fresh instance's memory in again; one
+/// that rendered a page of 1,000 (12 MiB), or read a body of a megabyte, is dropped
+/// after its request, and its memory with it.
+pub const POOLED_MEMORY_LIMIT: usize = IDLE_MEMORY_BYTES / 4;
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -208,7 +214,7 @@ impl Node {
     pub fn checkout(&self) -> anyhow::Result<Instance> {
         let idle = self.idle.lock().ok().and_then(|mut idle| {
             let instance = idle.pop();
-            self.metrics.instances_idle(idle.len());
+            self.metrics.instances_idle(idle.len(), idle.iter().map(Instance::memory_bytes).sum());
             instance
         });
         match idle {
@@ -218,24 +224,32 @@ impl Node {
     }
 
     /// Returns an instance that served a request successfully, for reuse, unless its
-    /// memory grew past [`POOLED_MEMORY_LIMIT`] (then it is dropped, and its memory with
-    /// it) or the pool is full.
+    /// memory grew past [`POOLED_MEMORY_LIMIT`], or the pool has [`IDLE_INSTANCES`] or no
+    /// room for it within [`IDLE_MEMORY_BYTES`]: then it is dropped, and its memory with it.
     pub fn checkin(&self, instance: Instance) {
-        if instance.memory_bytes() > POOLED_MEMORY_LIMIT {
+        let bytes = instance.memory_bytes();
+        if bytes > POOLED_MEMORY_LIMIT {
             self.metrics.instance_dropped();
             return;
         }
-        if let Ok(mut idle) = self.idle.lock()
-            && idle.len() < IDLE_INSTANCES
-        {
-            idle.push(instance);
-            self.metrics.instances_idle(idle.len());
+        let Ok(mut idle) = self.idle.lock() else { return };
+        let held: usize = idle.iter().map(Instance::memory_bytes).sum();
+        if idle.len() >= IDLE_INSTANCES || held + bytes > IDLE_MEMORY_BYTES {
+            self.metrics.instance_dropped();
+            return;
         }
+        idle.push(instance);
+        self.metrics.instances_idle(idle.len(), held + bytes);
     }
 
     /// How many idle instances the pool holds.
     pub fn idle_instances(&self) -> usize {
         self.idle.lock().map_or(0, |idle| idle.len())
+    }
+
+    /// How much linear memory the idle instances hold together.
+    pub fn idle_memory_bytes(&self) -> usize {
+        self.idle.lock().map_or(0, |idle| idle.iter().map(Instance::memory_bytes).sum())
     }
 
     /// Serves one request with a pooled instance, which goes back to the pool
