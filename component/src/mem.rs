@@ -11,10 +11,12 @@
 //! differing word find the first differing byte (the lowest set byte of the XOR, as
 //! WebAssembly is little-endian).
 
+#[cfg(any(target_arch = "wasm32", test))]
 use core::ptr;
 
 /// The index (0..8) of the first byte, in memory order, where `x` and `y` differ.
 /// `x != y`.
+#[cfg(any(target_arch = "wasm32", test))]
 fn first_difference(x: u64, y: u64) -> usize {
     ((x ^ y).trailing_zeros() / 8) as usize
 }
@@ -23,6 +25,7 @@ fn first_difference(x: u64, y: u64) -> usize {
 ///
 /// # Safety
 /// `p..p + 8` must be readable.
+#[cfg(any(target_arch = "wasm32", test))]
 unsafe fn word(p: *const u8) -> u64 {
     // SAFETY: the caller guarantees the eight bytes are readable.
     u64::from_le(unsafe { ptr::read_unaligned(p.cast::<u64>()) })
@@ -56,6 +59,7 @@ pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
 ///
 /// # Safety
 /// `a..a + n` and `b..b + n` must be readable.
+#[cfg(any(target_arch = "wasm32", test))]
 unsafe fn compare(a: *const u8, b: *const u8, n: usize) -> i32 {
     let mut i = 0;
     while i + 8 <= n {
@@ -109,11 +113,16 @@ mod tests {
     fn every_position_of_the_first_difference_is_found() {
         let base: Vec<u8> = (0..40).collect();
         for i in 0..base.len() {
-            let mut higher = base.clone();
-            higher[i] = 200;
-            if i + 1 < higher.len() {
-                higher[i + 1] = 0; // a later byte that orders the other way
-            }
+            // 200 at i, and a later byte that orders the other way.
+            let higher: Vec<u8> = base
+                .iter()
+                .enumerate()
+                .map(|(j, &b)| match j {
+                    _ if j == i => 200,
+                    _ if j == i + 1 => 0,
+                    _ => b,
+                })
+                .collect();
             assert_eq!(compare(&base, &higher), -1, "at {i}");
             assert_eq!(compare(&higher, &base), 1, "at {i}");
         }
