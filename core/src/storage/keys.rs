@@ -28,7 +28,6 @@
 //! | `H` | `H` update_id | hash (BLAKE3, tagged) of the created events' blobs, the part of the ingest form the `protobuf_json` body leaves out ([`crate::state::ledger::updates`]) | ingest | point | immutable |
 //! | `U` | `U` update_id encoding | `[body][kind]`: the pre-rendered `GET /v2/updates` body in one encoding | ingest | point | immutable |
 //! | `C` | `C` contract_id | [`crate::state::ledger::ContractRecord`] (JSON, its own reader and writer) | ingest: created and consuming exercised events | point | mutable |
-//! | `T` | `T` qualified_template contract_id | empty | ingest: active contracts by template (`Module.Path:Entity`) | within qualified_template | mutable |
 //! | `R` | `R` contract_id | the highest reassignment counter held, whether its assignment is held, and that assignment's target synchronizer ([`crate::state::ledger::contracts::Reassigned`]) | ingest: reassignment events, folded | point | mutable |
 //! | `P` | `P` synchronizer party | hosting participant ids (JSON array), or for a hosting a follower learned `{"participant_ids", "learned_at"}` ([`crate::state::network::StoredHosting`]) | topology records | scan | mutable |
 //! | `S` | `S` synchronizer | empty | updates and topology records naming a synchronizer | point | immutable |
@@ -68,8 +67,6 @@ pub const UPDATE_HASH: u8 = b'H';
 pub const UPDATE: u8 = b'U';
 /// Contracts by id.
 pub const CONTRACT: u8 = b'C';
-/// Active contracts by qualified template name.
-pub const TEMPLATE: u8 = b'T';
 /// Reassignment events by contract.
 pub const REASSIGNMENT: u8 = b'R';
 
@@ -219,7 +216,6 @@ pub const TABLES: &[Table] = {
         table(UPDATE_HASH, "update hashes", Point, true),
         table(UPDATE, "update forms", Point, true),
         table(CONTRACT, "contracts", Point, false),
-        table(TEMPLATE, "active contracts by template", ScanWithin { prefix: &[Str] }, false),
         table(REASSIGNMENT, "reassignments", Point, false),
         table(HOSTING, "hosting participants", Scan, false),
         table(SYNCHRONIZER, "synchronizers", Point, true),

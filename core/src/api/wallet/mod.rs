@@ -16,7 +16,7 @@
 //! batch, the record with a put-if-absent precondition on that key (the claim), the
 //! index from its contract id (`Y`, put-if-absent too), its index entries (`Z`: by
 //! status, and in its user's queue) and
-//! the contract itself in the active contract set (`C`/`T`, template
+//! the contract itself in the active contract set (`C`, template
 //! `{root}.Wallet.BuyTrafficRequest:BuyTrafficRequest`, see [`contract_record`]). There
 //! is no read-then-write: of concurrent submissions of one tracking id, the store lets
 //! exactly one batch through. A loser reads the claim once:
@@ -160,8 +160,7 @@ pub async fn submit<S: Store>(request: &Request, body: &[u8], env: &Env<'_>, sto
     batch
         .put_if_absent(key.clone(), record.to_bytes()?)
         .put_if_absent(contract_index_key(&contract_id), key.clone())
-        .put_if_absent(contracts::contract_key(&contract_id), contract)
-        .put(contracts::template_key(&names.buy_traffic_request, &contract_id), Vec::new());
+        .put_if_absent(contracts::contract_key(&contract_id), contract);
     for index_key in record.index_keys() {
         batch.put(index_key, key.clone());
     }

@@ -181,9 +181,6 @@ fn the_request_is_an_active_contract_of_the_buy_traffic_template() {
     assert_eq!(created.payload["endUserParty"], "alice::1220");
     assert_eq!(created.payload["trafficAmount"], "1000");
     assert_eq!(created.payload["expiresAt"], "2099-01-01T00:00:00.000000Z");
-    let prefix =
-        crate::state::ledger::contracts::template_prefix("Platform.Wallet.BuyTrafficRequest:BuyTrafficRequest");
-    assert_eq!(node.store.scan_now(&Scan::prefix(&prefix, 10)).len(), 1);
 }
 
 #[test]

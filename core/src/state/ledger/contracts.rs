@@ -212,16 +212,6 @@ pub fn contract_key(contract_id: &str) -> Vec<u8> {
     Key::new(keys::CONTRACT).str(contract_id).into_bytes()
 }
 
-/// The key of an active contract in the template index.
-pub fn template_key(qualified_name: &str, contract_id: &str) -> Vec<u8> {
-    Key::new(keys::TEMPLATE).str(qualified_name).str(contract_id).into_bytes()
-}
-
-/// The prefix of every active contract of a template.
-pub fn template_prefix(qualified_name: &str) -> Vec<u8> {
-    Key::new(keys::TEMPLATE).str(qualified_name).into_bytes()
-}
-
 /// The key of a contract's reassignments, folded ([`Reassigned`]).
 pub fn reassignment_key(contract_id: &str) -> Vec<u8> {
     Key::new(keys::REASSIGNMENT).str(contract_id).into_bytes()
@@ -308,10 +298,6 @@ pub async fn create<S: Store>(
         None => creation_record(event, synchronizer_id, import)?,
     };
     stage.put(key, record);
-    // A contract is in the template index only while its record says it is created,
-    // so the store does not hold this key: archived in this same batch, it is not
-    // written at all.
-    stage.put_new(template_key(event.template_id.qualified_name(), &event.contract_id), Vec::new());
     Ok(())
 }
 
@@ -332,14 +318,9 @@ pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool
     .map_err(|e| Error::Internal(format!("contract {}: writing its record: {e}", event.contract_id)))
 }
 
-/// Records a consuming exercise on `contract_id` of `template_id`: its record becomes
-/// a tombstone. The creation it replaces, if it held one, is returned: derived state
+/// Records a consuming exercise on `contract_id`: its record becomes a tombstone. The creation it replaces, if it held one, is returned: derived state
 /// that lists the contract finds its entry from it ([`crate::state`]).
-pub async fn archive<S: Store>(
-    stage: &mut Stage<'_, S>,
-    contract_id: &str,
-    template_id: &TemplateId,
-) -> Result<Option<Creation>, Error> {
+pub async fn archive<S: Store>(stage: &mut Stage<'_, S>, contract_id: &str) -> Result<Option<Creation>, Error> {
     let key = contract_key(contract_id);
     let held = match stage.get(&key).await? {
         Some(bytes) => match decode(contract_id, &bytes)? {
@@ -348,12 +329,6 @@ pub async fn archive<S: Store>(
         },
         None => None,
     };
-    stage.delete(template_key(template_id.qualified_name(), contract_id));
-    if let Some(held) = &held
-        && held.template_id.qualified_name() != template_id.qualified_name()
-    {
-        stage.delete(template_key(held.template_id.qualified_name(), contract_id));
-    }
     stage.put(key, TOMBSTONE.to_vec());
     Ok(held)
 }
@@ -471,21 +446,18 @@ mod tests {
         assert!(record.is_active());
         let held = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
         assert_eq!(held.as_deref(), Some(record.write().unwrap().as_slice()), "one writer for both");
-        let index_key = template_key(event.template_id.qualified_name(), &event.contract_id);
-        assert_eq!(block_on(store.get(&index_key)).expect("readable"), Some(Vec::new()), "indexed as active");
 
         let mut stage = Stage::new(&store);
-        let replaced = block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+        let replaced = block_on(archive(&mut stage, &event.contract_id)).expect("archived");
         assert_eq!(replaced, Some(creation), "the creation is handed back");
         block_on(store.write(&stage.into_batch())).expect("written");
         let mut again = Stage::new(&store);
-        let replaced = block_on(archive(&mut again, &event.contract_id, &event.template_id)).expect("archived");
+        let replaced = block_on(archive(&mut again, &event.contract_id)).expect("archived");
         assert_eq!((replaced, again.is_empty()), (None, true), "archiving twice changes nothing");
         assert_eq!(stored(&store, &event.contract_id), ContractRecord::Archived);
         let tombstone = block_on(store.get(&contract_key(&event.contract_id))).expect("readable");
         assert_eq!(tombstone.as_deref(), Some(TOMBSTONE), "the issue 23 tombstone");
         assert_eq!(ContractRecord::Archived.write().unwrap(), TOMBSTONE, "the tombstone is a record as written");
-        assert_eq!(block_on(store.get(&index_key)).expect("readable"), None, "no longer indexed as active");
     }
 
     #[test]
@@ -510,7 +482,7 @@ mod tests {
         for step in 0..2 {
             let mut stage = Stage::new(&store);
             if step == 0 {
-                let replaced = block_on(archive(&mut stage, &event.contract_id, &event.template_id)).expect("archived");
+                let replaced = block_on(archive(&mut stage, &event.contract_id)).expect("archived");
                 assert_eq!(replaced, None, "no creation was held");
             } else {
                 block_on(create(&mut stage, &event, "s", false, None)).expect("created");
@@ -562,7 +534,7 @@ mod tests {
             let mut renamed = event.clone();
             renamed.contract_id = "c1".into();
             assert_eq!(block_on(create(&mut stage, &renamed, "s", false, None)), Err(error.clone()));
-            assert_eq!(block_on(archive(&mut stage, "c1", &event.template_id)), Err(error));
+            assert_eq!(block_on(archive(&mut stage, "c1")), Err(error));
         }
     }
 

@@ -125,7 +125,7 @@ pub async fn apply_update<'u, S: Store>(
                         contracts::create(stage, created, &tx.synchronizer_id, import, record).await?
                     }
                     Event::Exercised(x) if x.consuming => {
-                        if let Some(creation) = contracts::archive(stage, &x.contract_id, &x.template_id).await? {
+                        if let Some(creation) = contracts::archive(stage, &x.contract_id).await? {
                             archived.0.push((&x.contract_id, creation));
                         }
                     }

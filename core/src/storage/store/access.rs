@@ -277,8 +277,8 @@ mod tests {
         assert_eq!(delete(b"A", Some(b"C")), Ok(()));
         assert!(delete(b"C", Some(b"C\x01")).is_err());
         // Within one prefix of a table scanned within one, or anywhere in one scanned freely.
-        let template = Key::new(keys::TEMPLATE).str("M:T").into_bytes();
-        assert_eq!(delete(&template, prefix_end(&template).as_deref()), Ok(()));
+        let kind = Key::new(keys::SCAN_CONTRACT).byte(3).into_bytes();
+        assert_eq!(delete(&kind, prefix_end(&kind).as_deref()), Ok(()));
         assert_eq!(delete(b"D\x00", Some(b"D\x05")), Ok(()));
     }
 }
