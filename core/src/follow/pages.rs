@@ -111,10 +111,10 @@ impl<U: Link, L: Link> Follower<'_, U, L> {
         if self.public || texts.iter().any(|text| super::labels::unlabelled(text.get())) {
             texts = self.labelled(path, body, texts, api).await?;
         }
-        let texts = texts.into_iter().map(on_one_line);
         let mut line = Vec::new();
         texts
             .into_iter()
+            .map(on_one_line)
             .enumerate()
             .map(|(index, text)| {
                 let malformed = |problem: String| {

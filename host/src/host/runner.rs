@@ -115,6 +115,11 @@ pub const IDLE_MEMORY_BYTES: usize = 32 * 1024 * 1024;
 /// after its request, and its memory with it.
 pub const POOLED_MEMORY_LIMIT: usize = IDLE_MEMORY_BYTES / 4;
 
+/// How much linear memory `instances` hold together.
+fn memory_of(instances: &[Instance]) -> usize {
+    instances.iter().map(Instance::memory_bytes).sum()
+}
+
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Node").field("backend", &self.backend).field("options", &self.options).finish_non_exhaustive()
@@ -214,7 +219,7 @@ impl Node {
     pub fn checkout(&self) -> anyhow::Result<Instance> {
         let idle = self.idle.lock().ok().and_then(|mut idle| {
             let instance = idle.pop();
-            self.metrics.instances_idle(idle.len(), idle.iter().map(Instance::memory_bytes).sum());
+            self.metrics.instances_idle(idle.len(), memory_of(&idle));
             instance
         });
         match idle {
@@ -233,7 +238,7 @@ impl Node {
             return;
         }
         let Ok(mut idle) = self.idle.lock() else { return };
-        let held: usize = idle.iter().map(Instance::memory_bytes).sum();
+        let held = memory_of(&idle);
         if idle.len() >= IDLE_INSTANCES || held + bytes > IDLE_MEMORY_BYTES {
             self.metrics.instance_dropped();
             return;
@@ -249,7 +254,7 @@ impl Node {
 
     /// How much linear memory the idle instances hold together.
     pub fn idle_memory_bytes(&self) -> usize {
-        self.idle.lock().map_or(0, |idle| idle.iter().map(Instance::memory_bytes).sum())
+        self.idle.lock().map_or(0, |idle| memory_of(&idle))
     }
 
     /// Serves one request with a pooled instance, which goes back to the pool

@@ -318,8 +318,9 @@ pub fn creation_record(event: &CreatedEvent, synchronizer_id: &str, import: bool
     .map_err(|e| Error::Internal(format!("contract {}: writing its record: {e}", event.contract_id)))
 }
 
-/// Records a consuming exercise on `contract_id`: its record becomes a tombstone. The creation it replaces, if it held one, is returned: derived state
-/// that lists the contract finds its entry from it ([`crate::state`]).
+/// Records a consuming exercise on `contract_id`: its record becomes a tombstone. The
+/// creation it replaces, if it held one, is returned: derived state that lists the
+/// contract finds its entry from it ([`crate::state`]).
 pub async fn archive<S: Store>(stage: &mut Stage<'_, S>, contract_id: &str) -> Result<Option<Creation>, Error> {
     let key = contract_key(contract_id);
     let held = match stage.get(&key).await? {

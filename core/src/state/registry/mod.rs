@@ -31,9 +31,9 @@
 //! A contract is in the index exactly while its ledger record is active and of one of
 //! the templates above (matched by qualified name): it joins when a created event
 //! (or an assignment, or an import) makes it active and leaves when a consuming
-//! exercise archives it, in whatever order the updates are ingested. The records stay small on a real network: one
-//! coin rules contract, one factory, one config state, a handful of open rounds and a
-//! few hundred featured app rights.
+//! exercise archives it, in whatever order the updates are ingested. The records stay
+//! small on a real network: one coin rules contract, one factory, one config state, a
+//! handful of open rounds and a few hundred featured app rights.
 
 pub mod supply;
 
